@@ -1,0 +1,225 @@
+"""The `aesenv` command: setup, doctor, render, score, demo."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shutil
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import aesenv
+
+
+def _cmd_setup(args: argparse.Namespace) -> int:
+    from aesenv.lint.htmlhint import install_node_tools
+    from aesenv.render import BrowserNotFound, find_chromium
+
+    target = install_node_tools(quiet=args.quiet)
+    print(f"node tools installed in {target}")
+    try:
+        binary = find_chromium()
+        print(f"chromium: {binary.path} ({binary.source})")
+    except BrowserNotFound as exc:
+        print(f"warning: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _probe(cmd: list[str], timeout: float = 20) -> tuple[bool, str]:
+    if not shutil.which(cmd[0]):
+        return False, f"{cmd[0]} not found"
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return False, f"{' '.join(cmd)} timed out"
+    text = (out.stdout or out.stderr).strip().splitlines()
+    return out.returncode == 0, text[0] if text else f"exit {out.returncode}"
+
+
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    from aesenv.lint.htmlhint import htmlhint_module_dir
+    from aesenv.render import BrowserNotFound, Renderer, find_chromium
+
+    checks: dict[str, dict[str, object]] = {}
+    checks["python"] = {"ok": True, "detail": sys.version.split()[0]}
+    checks["aesenv"] = {"ok": True, "detail": aesenv.__version__}
+    try:
+        checks["playwright"] = {"ok": True, "detail": metadata.version("playwright")}
+    except metadata.PackageNotFoundError:
+        checks["playwright"] = {"ok": False, "detail": "not installed"}
+    try:
+        binary = find_chromium()
+
+        async def launch() -> str:
+            async with Renderer(binary=binary) as r:
+                return r.provenance["browser_version"]
+
+        version = asyncio.run(asyncio.wait_for(launch(), 60))
+        checks["chromium"] = {"ok": True, "detail": f"{version} at {binary.path} ({binary.source})"}
+    except (BrowserNotFound, Exception) as exc:  # noqa: BLE001 - report any launch failure
+        checks["chromium"] = {"ok": False, "detail": str(exc).splitlines()[0]}
+    checks["node"] = dict(zip(("ok", "detail"), _probe(["node", "--version"])))
+    pkg = htmlhint_module_dir() / "package.json"
+    checks["htmlhint"] = ({"ok": True, "detail": json.loads(pkg.read_text())["version"]} if pkg.is_file()
+                          else {"ok": False, "detail": "not installed: run `aesenv setup`"})
+    ok, detail = _probe(["docker", "version", "--format", "{{.Server.Version}}"])
+    checks["docker"] = {"ok": ok, "detail": detail if ok else f"optional, unavailable: {detail}", "optional": True}
+    required_ok = all(c["ok"] for c in checks.values() if not c.get("optional"))
+    if args.json:
+        print(json.dumps({"ok": required_ok, "checks": checks}, indent=2))
+    else:
+        for name, c in checks.items():
+            mark = "ok " if c["ok"] else ("-- " if c.get("optional") else "ERR")
+            print(f"[{mark}] {name:<11} {c['detail']}")
+    return 0 if required_ok else 1
+
+
+def _read_page(path: str) -> bytes:
+    if path == "-":
+        return sys.stdin.buffer.read()
+    p = Path(path)
+    if not p.is_file():
+        raise SystemExit(f"error: no such file: {path}")
+    return p.read_bytes()
+
+
+def _cmd_render(args: argparse.Namespace) -> int:
+    from aesenv.artifact import extract_artifact
+    from aesenv.render import RenderConfig, Renderer
+
+    artifact = extract_artifact(_read_page(args.page))
+    if not artifact.renderable:
+        print(f"error: not a renderable page: {artifact.reason or artifact.kind.value}", file=sys.stderr)
+        return 2
+    config = RenderConfig(viewport_width=args.width, viewport_height=args.height)
+
+    async def go():
+        async with Renderer(config) as r:
+            return await r.render(artifact.code)
+
+    rendering = asyncio.run(go())
+    png = rendering.full_page_png if args.full_page else rendering.viewport_png
+    if png is None:
+        print(f"error: no screenshot ({rendering.status.value}: {rendering.error})", file=sys.stderr)
+        return 1
+    Path(args.output).write_bytes(png)
+    print(json.dumps(rendering.summary(), indent=2) if args.json else
+          f"wrote {args.output} ({rendering.status.value}, {len(rendering.elements)} visible elements)")
+    return 0
+
+
+def _task_from_args(args: argparse.Namespace):
+    from aesenv.tasks import Task
+
+    if args.task:
+        return Task.model_validate_json(Path(args.task).read_text(encoding="utf-8"))
+    if not args.prompt:
+        raise SystemExit("error: give --prompt TEXT (and --category) or --task TASK.json")
+    return Task(id=args.task_id, prompt=args.prompt, category=args.category)
+
+
+def _cmd_score(args: argparse.Namespace) -> int:
+    from aesenv.rewards import PipelineConfig, RewardPipeline
+
+    task = _task_from_args(args)
+    config = PipelineConfig(judge=args.judge, reward=args.reward)
+    raw = _read_page(args.page)
+
+    async def go():
+        async with RewardPipeline(config) as pipeline:
+            return await pipeline.score(task, raw)
+
+    scored = asyncio.run(go())
+    record = scored.record
+    if args.screenshot and scored.rendering and scored.rendering.full_page_png:
+        Path(args.screenshot).write_bytes(scored.rendering.full_page_png)
+        record.screenshot = args.screenshot
+    if args.json:
+        print(record.model_dump_json(indent=2))
+    else:
+        print(f"task {record.task_id} ({record.category}) status={record.status}"
+              + (f" failure={record.failure}" if record.failure else ""))
+        print(f"reward (paper) = {record.reward}   normalized = {record.normalized}")
+        for name, c in record.channels.items():
+            note = c.payload.get("rationale") or c.payload.get("reason") or ""
+            print(f"  {name:<12} {c.status.value:<15} raw={c.raw} score={c.score} {note}")
+    return 0 if record.status == "ok" else 3
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from aesenv.runner import run_and_report
+    from aesenv.tasks import load_tasks
+    from policies import make_policy
+
+    tasks = load_tasks(args.tasks)[: args.limit or None]
+    policy = make_policy(args.policy)
+    summary = asyncio.run(run_and_report(tasks, policy, args.out, concurrency=args.concurrency,
+                                         title=f"aesenv demo: {policy.name} on {args.tasks}"))
+    print(f"{summary['n_total']} episodes, mean reward {summary['reward_mean']}, "
+          f"static mean {summary['static_total_mean']}, good rate {summary['good_rate']}, "
+          f"infra errors {summary['n_infra_error']}")
+    print(f"wrote {args.out}/summary.json and {args.out}/report.html")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="aesenv", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"aesenv {aesenv.__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("setup", help="install the Node tools (HTMLHint) and check the browser")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(fn=_cmd_setup)
+
+    p = sub.add_parser("doctor", help="check browser, Node/HTMLHint and Docker")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(fn=_cmd_doctor)
+
+    p = sub.add_parser("render", help="render a page to a PNG")
+    p.add_argument("page", help="HTML file (or model answer containing one), - for stdin")
+    p.add_argument("-o", "--output", required=True)
+    p.add_argument("--full-page", action="store_true")
+    p.add_argument("--width", type=int, default=1280)
+    p.add_argument("--height", type=int, default=960)
+    p.add_argument("--json", action="store_true", help="print the rendering summary as JSON")
+    p.set_defaults(fn=_cmd_render)
+
+    p = sub.add_parser("score", help="score a page (or model answer) and print its RewardRecord")
+    p.add_argument("page", help="HTML file (or model answer containing one), - for stdin")
+    p.add_argument("--prompt")
+    p.add_argument("--category", default="Website")
+    p.add_argument("--task", help="a Task JSON file instead of --prompt/--category")
+    p.add_argument("--task-id", default="cli")
+    p.add_argument("--judge", default="offline")
+    p.add_argument("--reward", default="paper", choices=["paper", "normalized"])
+    p.add_argument("--screenshot", help="also write the full-page screenshot here")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(fn=_cmd_score)
+
+    p = sub.add_parser("demo", help="run a policy on a task suite; write summary.json and report.html")
+    p.add_argument("--tasks", default="builtin:web")
+    p.add_argument("--policy", default="template")
+    p.add_argument("--out", default="runs/demo")
+    p.add_argument("--limit", type=int, default=0)
+    p.add_argument("--concurrency", type=int, default=2)
+    p.set_defaults(fn=_cmd_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.fn(args)
+    except KeyboardInterrupt:
+        return 130
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

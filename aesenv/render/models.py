@@ -1,0 +1,132 @@
+"""What a render produces. Screenshots are bytes in memory; records keep only summaries."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class RenderStatus(str, Enum):
+    OK = "ok"
+    TIMEOUT = "timeout"          # the page itself hung a stage (its fault, scored)
+    INFRA_ERROR = "infra_error"  # the browser or our side failed (masked, never scored)
+
+
+class RequestOutcome(str, Enum):
+    SERVED = "served"            # from the artifact's own files on the virtual origin
+    SERVED_LOCAL = "served_local"  # a vendored copy of a known library
+    BLOCKED = "blocked"
+    MISSING = "missing"          # asked for a file the artifact does not have
+
+
+class RequestEntry(BaseModel):
+    url: str
+    resource_type: str
+    outcome: RequestOutcome
+    detail: str = ""
+
+
+class ConsoleEntry(BaseModel):
+    type: str
+    text: str
+
+
+class DomElement(BaseModel):
+    """One visible element. Coordinates are document pixels (full-page screenshot space)."""
+
+    tag: str
+    id: str = ""
+    classes: list[str] = Field(default_factory=list)
+    parent: int = -1
+    x: float
+    y: float
+    w: float
+    h: float
+    text: str = ""
+    text_len: int = 0
+    color: str = ""
+    background: str = ""
+    own_background: str = ""
+    background_image: bool = False
+    border: bool = False
+    shadow: bool = False
+    radius: float = 0.0
+    font_size: float = 16.0
+    font_weight: int = 400
+    font_family: str = ""
+    line_height: float = 0.0
+    text_align: str = ""
+    position: str = "static"
+    z_index: int = 0
+    padding: list[float] = Field(default_factory=list)
+    interactive: bool = False
+
+
+class MobileProbe(BaseModel):
+    width: int
+    doc_width: float
+    overflowing_elements: int
+    text_elements: int
+    tiny_text_elements: int
+
+
+class PageMetrics(BaseModel):
+    title: str = ""
+    lang: str = ""
+    doc_width: float = 0
+    doc_height: float = 0
+    viewport_width: int = 0
+    viewport_height: int = 0
+    node_count: int = 0
+    tag_counts: dict[str, int] = Field(default_factory=dict)
+    text_chars: int = 0
+    visible_text: str = ""
+    images_total: int = 0
+    images_broken: int = 0
+    canvases: list[dict[str, Any]] = Field(default_factory=list)
+    headings: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class Rendering(BaseModel):
+    """Everything the reward channels may look at, from one isolated render."""
+
+    status: RenderStatus
+    error: str = ""
+    stages_timed_out: list[str] = Field(default_factory=list)
+    viewport_png: bytes | None = Field(default=None, repr=False)
+    full_page_png: bytes | None = Field(default=None, repr=False)
+    captured_height: int = 0
+    height_capped: bool = False
+    elements: list[DomElement] = Field(default_factory=list)
+    elements_truncated: bool = False
+    metrics: PageMetrics = Field(default_factory=PageMetrics)
+    mobile: MobileProbe | None = None
+    console: list[ConsoleEntry] = Field(default_factory=list)
+    page_errors: list[str] = Field(default_factory=list)
+    requests: list[RequestEntry] = Field(default_factory=list)
+    dialogs: int = 0
+    timings_ms: dict[str, float] = Field(default_factory=dict)
+    provenance: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def has_screenshot(self) -> bool:
+        return self.full_page_png is not None or self.viewport_png is not None
+
+    def summary(self) -> dict[str, Any]:
+        """The part of a rendering that belongs in a reward record."""
+        return {
+            "status": self.status.value,
+            "error": self.error,
+            "stages_timed_out": self.stages_timed_out,
+            "page_height": self.metrics.doc_height,
+            "captured_height": self.captured_height,
+            "height_capped": self.height_capped,
+            "elements": len(self.elements),
+            "console_errors": [c.text[:300] for c in self.console if c.type == "error"][:20],
+            "page_errors": [e[:300] for e in self.page_errors][:20],
+            "blocked_requests": [r.url[:300] for r in self.requests if r.outcome is RequestOutcome.BLOCKED][:50],
+            "dialogs": self.dialogs,
+            "timings_ms": self.timings_ms,
+        }

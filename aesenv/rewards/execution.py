@@ -1,0 +1,42 @@
+"""Execution agent (AesCoder): the page passes the HTMLHint rule set (+1) or not (−1)."""
+
+from __future__ import annotations
+
+from aesenv.lint.htmlhint import HtmlHint, HtmlHintUnavailable
+from aesenv.rewards.channel import ChannelResult, ChannelStatus, Evidence, register_channel
+
+
+@register_channel("execution")
+class ExecutionChannel:
+    name = "execution"
+
+    def __init__(self, linter: HtmlHint, **_: object) -> None:
+        self.linter = linter
+
+    async def score(self, evidence: Evidence) -> ChannelResult:
+        artifact = evidence.artifact
+        if not artifact.renderable:
+            return ChannelResult(status=ChannelStatus.FAILED, score=0.0, raw=-1.0,
+                                 payload={"reason": f"no HTML page: {artifact.reason or artifact.kind.value}"})
+        try:
+            result = await self.linter.lint(artifact.code)
+        except HtmlHintUnavailable as exc:
+            return ChannelResult.infra_error(str(exc))
+        violations = [m.model_dump() for m in result.messages]
+        passed = not violations
+        by_rule: dict[str, int] = {}
+        for v in violations:
+            by_rule[v["rule"]] = by_rule.get(v["rule"], 0) + 1
+        payload = {
+            "passed": passed,
+            "violations": violations[:50],
+            "violations_by_rule": by_rule,
+            "rules": sorted(rule for rule, on in self.linter.rules.items() if on),
+            "htmlhint_version": result.version,
+        }
+        if artifact.truncated:
+            payload["truncated"] = True
+        if evidence.rendering is not None:
+            payload["page_errors"] = evidence.rendering.page_errors[:10]
+        return ChannelResult(status=ChannelStatus.OK if passed else ChannelStatus.FAILED,
+                             score=1.0 if passed else 0.0, raw=1.0 if passed else -1.0, payload=payload)

@@ -1,0 +1,147 @@
+"""`RewardPipeline`: the one path from model text to a `RewardRecord`.
+
+text → artifact → rendering → channels (concurrently, each under a deadline) → aggregates.
+The env, the CLI, the benchmarks and veRL all call `score`; there is no second copy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import platform
+import time
+from dataclasses import dataclass
+from importlib import metadata
+
+from pydantic import BaseModel, Field
+
+import aesenv
+from aesenv.artifact import Artifact, extract_artifact
+from aesenv.judges import StaticJudge, make_judge
+from aesenv.lint.htmlhint import HtmlHint
+from aesenv.render import Renderer, RenderConfig, Rendering
+from aesenv.rewards.aggregate import AGGREGATORS
+from aesenv.rewards.channel import CHANNELS, ChannelResult, Evidence, RewardChannel
+from aesenv.rewards.record import ArtifactInfo, RewardRecord
+from aesenv.tasks import Task
+
+
+class PipelineConfig(BaseModel):
+    channels: list[str] = Field(default_factory=lambda: ["execution", "static", "interactive"])
+    judge: str = "offline"
+    reward: str = "paper"
+    channel_timeout_s: float = 60.0
+    render: RenderConfig = Field(default_factory=RenderConfig)
+
+    def model_post_init(self, _: object) -> None:
+        unknown = [c for c in self.channels if c not in CHANNELS]
+        if unknown:
+            raise ValueError(f"unknown channels {unknown}; available: {sorted(CHANNELS)}")
+        if self.reward not in AGGREGATORS:
+            raise ValueError(f"unknown reward {self.reward!r}; available: {sorted(AGGREGATORS)}")
+
+
+@dataclass
+class Scored:
+    """A record plus the rendering it came from (screenshots stay in memory, not in JSON)."""
+
+    record: RewardRecord
+    rendering: Rendering | None
+    artifact: Artifact
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return ""
+
+
+class RewardPipeline:
+    """Owns the renderer, the linter and the judge. `async with RewardPipeline() as p: ...`."""
+
+    def __init__(self, config: PipelineConfig | None = None, *, renderer: Renderer | None = None,
+                 judge: StaticJudge | None = None, linter: HtmlHint | None = None) -> None:
+        self.config = config or PipelineConfig()
+        self.renderer = renderer or Renderer(self.config.render)
+        self.judge = judge or make_judge(self.config.judge)
+        self.linter = linter or HtmlHint()
+        self.channels: list[RewardChannel] = [
+            CHANNELS[name](linter=self.linter, judge=self.judge, renderer=self.renderer)
+            for name in self.config.channels
+        ]
+
+    async def __aenter__(self) -> "RewardPipeline":
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.close()
+
+    async def start(self) -> None:
+        await self.renderer.start()
+
+    async def close(self) -> None:
+        await self.linter.close()
+        await self.renderer.close()
+
+    def provenance(self) -> dict[str, str]:
+        return {
+            "aesenv": aesenv.__version__,
+            "python": platform.python_version(),
+            "playwright": _version("playwright"),
+            **self.renderer.provenance,
+            "judge": self.judge.name,
+            "judge_version": self.judge.version,
+            "reward": self.config.reward,
+        }
+
+    async def score(self, task: Task, text: str | bytes) -> Scored:
+        """Score one answer. Never raises for a bad answer; our own failures are masked."""
+        timings: dict[str, float] = {}
+        start = time.perf_counter()
+        artifact = extract_artifact(text)
+        timings["extract"] = round((time.perf_counter() - start) * 1000, 1)
+        rendering = None
+        if artifact.renderable:
+            t = time.perf_counter()
+            rendering = await self.renderer.render(artifact.code)
+            timings["render"] = round((time.perf_counter() - t) * 1000, 1)
+        t = time.perf_counter()
+        evidence = Evidence(task=task, artifact=artifact, rendering=rendering)
+        results = await asyncio.gather(*(self._run_channel(c, evidence) for c in self.channels))
+        timings["channels"] = round((time.perf_counter() - t) * 1000, 1)
+        timings["total"] = round((time.perf_counter() - start) * 1000, 1)
+        channels = {c.name: r for c, r in zip(self.channels, results)}
+        record = self._record(task, artifact, rendering, channels, timings)
+        return Scored(record=record, rendering=rendering, artifact=artifact)
+
+    async def _run_channel(self, channel: RewardChannel, evidence: Evidence) -> ChannelResult:
+        try:
+            return await asyncio.wait_for(channel.score(evidence), self.config.channel_timeout_s)
+        except asyncio.TimeoutError:
+            return ChannelResult.infra_error(f"{channel.name} exceeded its {self.config.channel_timeout_s}s deadline")
+        except Exception as exc:  # noqa: BLE001 - a channel bug must not crash the batch
+            return ChannelResult.infra_error(f"{channel.name} raised {type(exc).__name__}: {exc}")
+
+    def _record(self, task: Task, artifact: Artifact, rendering: Rendering | None,
+                channels: dict[str, ChannelResult], timings: dict[str, float]) -> RewardRecord:
+        reward = AGGREGATORS["paper"](channels)
+        normalized = AGGREGATORS["normalized"](channels)
+        infra = reward is None or normalized is None
+        failure = ""
+        if not artifact.renderable:
+            failure = f"{artifact.kind.value}: {artifact.reason}"
+        elif rendering is not None and rendering.error and not infra:
+            failure = rendering.error
+        provenance = self.provenance()
+        exec_payload = channels.get("execution")
+        if exec_payload is not None and exec_payload.payload.get("htmlhint_version"):
+            provenance["htmlhint"] = exec_payload.payload["htmlhint_version"]
+        return RewardRecord(
+            task_id=task.id, category=task.category.value, status="infra_error" if infra else "ok",
+            failure=failure, reward=reward, normalized=normalized, reward_name=self.config.reward,
+            channels=channels,
+            artifact=ArtifactInfo(kind=artifact.kind.value, sha256=artifact.sha256, bytes=artifact.source_bytes,
+                                  truncated=artifact.truncated, reason=artifact.reason),
+            rendering=rendering.summary() if rendering is not None else None,
+            timings_ms=timings, provenance=provenance)

@@ -1,0 +1,44 @@
+"""`RewardRecord`: the public, replayable result of scoring one answer.
+
+Its JSON is a contract: top-level `reward` (the paper aggregate) and `normalized`, and
+`channels.<name> = {status, applicable, score, raw, payload}`. `reward` is null, never 0,
+when a required channel failed on our side (`status == "infra_error"`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from aesenv.rewards.channel import ChannelResult
+
+
+class ArtifactInfo(BaseModel):
+    kind: str
+    sha256: str
+    bytes: int
+    truncated: bool = False
+    reason: str = ""
+
+
+class RewardRecord(BaseModel):
+    schema_version: Literal[1] = 1
+    task_id: str
+    category: str
+    status: Literal["ok", "infra_error"]
+    failure: str = Field(default="", description="why the answer failed as a page, if it did")
+    reward: float | None
+    normalized: float | None
+    reward_name: str = "paper"
+    channels: dict[str, ChannelResult]
+    artifact: ArtifactInfo
+    rendering: dict[str, Any] | None = None
+    timings_ms: dict[str, float] = Field(default_factory=dict)
+    provenance: dict[str, str] = Field(default_factory=dict)
+    screenshot: str | None = None
+
+    @property
+    def selected_reward(self) -> float | None:
+        """The aggregate named by `reward_name` (what an env hands to the learner)."""
+        return self.reward if self.reward_name == "paper" else self.normalized

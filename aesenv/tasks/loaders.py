@@ -1,0 +1,112 @@
+"""Task loaders, one per source format, found by name in `LOADERS`.
+
+`load_tasks(spec)` takes `builtin:web`, `opendesign:PATH`, `jsonl:PATH` or a bare path
+(`.jsonl` files are sniffed: rows with only id/prompt/category are OpenDesign rows).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from importlib import resources
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from aesenv.tasks.model import Task
+
+Loader = Callable[[str], list[Task]]
+LOADERS: dict[str, Loader] = {}
+
+
+class TaskLoadError(ValueError):
+    """A task file could not be read; the message names the file and line."""
+
+
+def register_loader(name: str) -> Callable[[Loader], Loader]:
+    def wrap(fn: Loader) -> Loader:
+        LOADERS[name] = fn
+        return fn
+
+    return wrap
+
+
+def _read_jsonl(path: str) -> Iterable[tuple[int, dict]]:
+    p = Path(path)
+    if not p.is_file():
+        raise TaskLoadError(f"task file not found: {path}")
+    with p.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise TaskLoadError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from exc
+            if not isinstance(row, dict):
+                raise TaskLoadError(f"{path}:{lineno}: expected a JSON object")
+            yield lineno, row
+
+
+def _build(path: str, lineno: int, row: dict) -> Task:
+    try:
+        return Task(**row)
+    except (ValidationError, ValueError) as exc:
+        raise TaskLoadError(f"{path}:{lineno}: {exc}") from exc
+
+
+@register_loader("jsonl")
+def load_jsonl(path: str) -> list[Task]:
+    """aesenv's own task format: one `Task` JSON object per line."""
+    return [_build(path, n, row) for n, row in _read_jsonl(path)]
+
+
+@register_loader("opendesign")
+def load_opendesign(path: str) -> list[Task]:
+    """OpenDesign's `all_prompt.jsonl`: `{"id", "prompt", "category"}` per line."""
+    tasks = []
+    for n, row in _read_jsonl(path):
+        missing = {"id", "prompt", "category"} - row.keys()
+        if missing:
+            raise TaskLoadError(f"{path}:{n}: OpenDesign row lacks {sorted(missing)}")
+        tasks.append(
+            _build(path, n, {"id": str(row["id"]), "prompt": row["prompt"],
+                             "category": row["category"], "source": "opendesign"})
+        )
+    return tasks
+
+
+@register_loader("builtin")
+def load_builtin(name: str) -> list[Task]:
+    """A suite shipped inside the package (`builtin:web`)."""
+    name = name or "web"
+    ref = resources.files("aesenv.tasks") / "builtin" / f"{name}.jsonl"
+    if not ref.is_file():
+        available = sorted(p.name.removesuffix(".jsonl") for p in
+                           (resources.files("aesenv.tasks") / "builtin").iterdir()
+                           if p.name.endswith(".jsonl"))
+        raise TaskLoadError(f"no built-in suite {name!r}; available: {available}")
+    with resources.as_file(ref) as path:
+        return load_jsonl(str(path))
+
+
+def load_tasks(spec: str) -> list[Task]:
+    """Load tasks from `loader:argument` or a bare path."""
+    loader, sep, arg = spec.partition(":")
+    if sep and loader in LOADERS:
+        tasks = LOADERS[loader](arg)
+    else:
+        tasks = _sniff(spec)
+    ids = [t.id for t in tasks]
+    if len(set(ids)) != len(ids):
+        dupes = sorted({i for i in ids if ids.count(i) > 1})[:5]
+        raise TaskLoadError(f"{spec}: duplicate task ids {dupes}")
+    return tasks
+
+
+def _sniff(path: str) -> list[Task]:
+    for _, row in _read_jsonl(path):
+        if set(row) <= {"id", "prompt", "category"}:
+            return load_opendesign(path)
+        return load_jsonl(path)
+    raise TaskLoadError(f"{path}: no tasks")

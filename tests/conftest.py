@@ -1,0 +1,10 @@
+import pytest_asyncio
+
+from aesenv.render import RenderConfig, Renderer
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def renderer():
+    config = RenderConfig(navigation_timeout_s=4, settle_timeout_s=2, snapshot_timeout_s=3, capture_timeout_s=5)
+    async with Renderer(config) as r:
+        yield r

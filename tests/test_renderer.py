@@ -1,0 +1,81 @@
+import io
+
+from PIL import Image
+
+from aesenv.render import ORIGIN, RenderStatus, RequestOutcome
+
+PAGE = """<!DOCTYPE html><html lang="en"><head><meta charset="utf-8" /><title>Shop</title>
+<link rel="stylesheet" href="https://fonts.example-cdn.com/inter.css" />
+<style>body{margin:0;font-family:sans-serif;background:#0f172a;color:#f8fafc} .tall{height:3000px}</style></head>
+<body><h1 id="t">Bakery</h1><p>Fresh bread</p><img src="logo.png" alt="logo" /><div class="tall"></div>
+<script>console.error("from page"); document.getElementById("t").dataset.origin = location.origin;</script></body></html>"""
+
+
+async def test_page_is_served_from_virtual_origin_and_foreign_requests_are_blocked(renderer):
+    r = await renderer.render(PAGE)
+    assert r.status is RenderStatus.OK, r.error
+    outcomes = {req.url: req.outcome for req in r.requests}
+    assert outcomes[f"{ORIGIN}/index.html"] is RequestOutcome.SERVED
+    assert outcomes["https://fonts.example-cdn.com/inter.css"] is RequestOutcome.BLOCKED
+    assert outcomes[f"{ORIGIN}/logo.png"] is RequestOutcome.MISSING
+    assert any(c.text == "from page" for c in r.console)
+
+
+async def test_outputs_screenshots_dom_and_timings(renderer):
+    r = await renderer.render(PAGE)
+    view = Image.open(io.BytesIO(r.viewport_png))
+    full = Image.open(io.BytesIO(r.full_page_png))
+    assert view.size == (1280, 960)
+    assert full.width == 1280 and full.height > 3000
+    assert view.getpixel((640, 900))[:3] == (15, 23, 42)  # the page's own background
+    h1 = next(e for e in r.elements if e.tag == "h1")
+    assert h1.text == "Bakery" and h1.color == "rgb(248, 250, 252)" and h1.font_size > 20
+    assert r.metrics.title == "Shop" and r.metrics.lang == "en"
+    assert {"navigate", "settle", "snapshot", "viewport_shot", "full_page_shot"} <= set(r.timings_ms)
+    assert r.provenance["browser_version"]
+
+
+async def test_full_page_height_is_capped(renderer):
+    tall = "<html><body style='margin:0'><div style='height:30000px;background:linear-gradient(red,blue)'></div></body></html>"
+    r = await renderer.render(tall)
+    full = Image.open(io.BytesIO(r.full_page_png))
+    assert r.height_capped and full.height == renderer.config.max_full_page_height
+    assert r.metrics.doc_height >= 30000
+
+
+async def test_infinite_loop_is_cut_off_within_deadline(renderer):
+    r = await renderer.render("<html><body><h1>spin</h1><script>while (true) {}</script></body></html>")
+    assert r.status is RenderStatus.TIMEOUT
+    assert "navigate" in r.stages_timed_out
+    assert r.timings_ms["navigate"] < (renderer.config.navigation_timeout_s + 2) * 1000
+    after = await renderer.render(PAGE)  # the browser survives
+    assert after.status is RenderStatus.OK
+
+
+async def test_file_urls_never_reach_the_page(renderer):
+    page = """<html><body><iframe src="file:///etc/passwd" width="600" height="300"></iframe>
+    <pre id="out"></pre><script>fetch("file:///etc/passwd").then(r => r.text())
+      .then(t => document.getElementById("out").textContent = t).catch(e => {});</script></body></html>"""
+    r = await renderer.render(page)
+    assert "root:" not in r.metrics.visible_text
+    assert all("root:x:0" not in e.text for e in r.elements)
+
+
+async def test_contexts_are_isolated_between_renders(renderer):
+    await renderer.render("<html><body><script>localStorage.setItem('k', 'leak'); window.name = 'leak';</script></body></html>")
+    r = await renderer.render("<html><body><p id='p'></p><script>document.getElementById('p').textContent ="
+                              " 'value:' + localStorage.getItem('k') + ':' + window.name;</script></body></html>")
+    p = next(e for e in r.elements if e.tag == "p")
+    assert p.text == "value:null:"
+
+
+async def test_dialogs_are_dismissed_not_hanging(renderer):
+    r = await renderer.render("<html><body><p>x</p><script>for (let i = 0; i < 5; i++) alert(i); confirm('?');</script></body></html>")
+    assert r.status is RenderStatus.OK
+    assert r.dialogs == 6
+
+
+async def test_mobile_probe_reports_overflow(renderer):
+    r = await renderer.render("<html><body><div style='width:1200px;height:50px;background:#ccc'>wide</div></body></html>")
+    assert r.mobile is not None
+    assert r.mobile.doc_width > 390 and r.mobile.overflowing_elements >= 1
