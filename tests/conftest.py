@@ -8,3 +8,12 @@ async def renderer():
     config = RenderConfig(navigation_timeout_s=4, settle_timeout_s=2, snapshot_timeout_s=3, capture_timeout_s=5)
     async with Renderer(config) as r:
         yield r
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def pipeline(renderer):
+    from aesenv.rewards import RewardPipeline
+
+    p = RewardPipeline(renderer=renderer)
+    yield p
+    await p.linter.close()

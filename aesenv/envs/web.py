@@ -17,7 +17,7 @@ from gymnasium import spaces
 from aesenv.artifact import MAX_ARTIFACT_BYTES
 from aesenv.envs.spaces import UnicodeText
 from aesenv.loop import LoopThread
-from aesenv.rewards import PipelineConfig, RewardPipeline, Scored
+from aesenv.rewards import PipelineConfig, RewardPipeline, RewardRecord, Scored
 from aesenv.tasks import Task, load_tasks
 
 TaskSource = str | list[Task]
@@ -28,6 +28,15 @@ def _resolve_tasks(tasks: TaskSource) -> list[Task]:
     if not resolved:
         raise ValueError("AesWeb-v0 needs at least one task")
     return resolved
+
+
+def deterministic_view(record: RewardRecord) -> dict[str, Any]:
+    """The record without wall-clock timings, so `info` is a function of (task, action) as
+    Gymnasium requires; the full record stays on `env.last.record`."""
+    exclude: dict[str, Any] = {"timings_ms": True}
+    if record.rendering is not None:
+        exclude["rendering"] = {"timings_ms"}
+    return record.model_dump(mode="json", exclude=exclude)
 
 
 def observation_of(task: Task) -> dict[str, str]:
@@ -70,7 +79,7 @@ class AsyncAesWebEnv:
         record = scored.record
         value = record.selected_reward
         info = {
-            "record": record.model_dump(mode="json"),
+            "record": deterministic_view(record),
             "status": record.status,
             "reward_valid": value is not None,
             "failure": record.failure,
@@ -105,6 +114,11 @@ class AesWebEnv(gym.Env):
     @property
     def tasks(self) -> list[Task]:
         return self._core.tasks
+
+    @property
+    def last(self) -> Scored | None:
+        """The last step's full result: record with timings, rendering with screenshots."""
+        return self._core.last
 
     def _run(self, coro):
         if self._loop is None:

@@ -62,6 +62,7 @@ class DomElement(BaseModel):
     z_index: int = 0
     padding: list[float] = Field(default_factory=list)
     interactive: bool = False
+    transform_3d: bool = False  # 3D transform/perspective: its box is a 2D projection
 
 
 class MobileProbe(BaseModel):

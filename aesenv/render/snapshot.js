@@ -66,6 +66,7 @@
       z_index: cs.zIndex === "auto" ? 0 : (parseInt(cs.zIndex, 10) || 0),
       padding: [cs.paddingTop, cs.paddingRight, cs.paddingBottom, cs.paddingLeft].map(parseFloat),
       interactive: INTERACTIVE.has(el.tagName) || el.hasAttribute("onclick") || cs.cursor === "pointer" || el.tabIndex >= 0,
+      transform_3d: /matrix3d/.test(cs.transform) || cs.transformStyle === "preserve-3d" || cs.perspective !== "none",
     });
   }
   const counts = {};

@@ -1,0 +1,1 @@
+"""Benchmarks: quality (OpenDesign, PandasPlotBench), judge sanity (degradation pairs), performance."""

@@ -1,0 +1,1 @@
+"""veRL integration for aesenv (GRPO-AR reward function, agent loop, GDPO). Not built yet."""
