@@ -15,7 +15,7 @@ import aesenv
 
 
 def _cmd_setup(args: argparse.Namespace) -> int:
-    from aesenv.lint.htmlhint import install_node_tools
+    from aesenv.node import install_node_tools
     from aesenv.render import BrowserNotFound, find_chromium
 
     target = install_node_tools(quiet=args.quiet)

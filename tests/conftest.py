@@ -11,6 +11,13 @@ async def renderer():
 
 
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def bare_renderer():
+    """A renderer with no vendored mirror: every foreign request is blocked."""
+    async with Renderer(RenderConfig(navigation_timeout_s=4), resolvers=[]) as r:
+        yield r
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
 async def pipeline(renderer):
     from aesenv.rewards import RewardPipeline
 

@@ -79,3 +79,12 @@ async def test_mobile_probe_reports_overflow(renderer):
     r = await renderer.render("<html><body><div style='width:1200px;height:50px;background:#ccc'>wide</div></body></html>")
     assert r.mobile is not None
     assert r.mobile.doc_width > 390 and r.mobile.overflowing_elements >= 1
+
+
+async def test_modern_color_spaces_are_reported_as_srgb(renderer):
+    r = await renderer.render("<html><body style='background: oklch(0.98 0.01 250)'>"
+                              "<p style='color: oklch(0.55 0.22 263)'>tailwind v4 blue</p></body></html>")
+    p = next(e for e in r.elements if e.tag == "p")
+    assert p.color.startswith("rgb(") and p.background.startswith("rgb(")
+    red, green, blue = (int(v) for v in p.color[4:-1].split(","))
+    assert blue > 200 and red < 80

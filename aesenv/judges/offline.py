@@ -257,6 +257,11 @@ def _digest(r: Rendering) -> _Page:
 # ---------------------------------------------------------------------------------------------
 
 
+# Measurements can show that a page is free of defects, not that it is excellent, so the proxy
+# never awards the rubric's top band (90–100, "outstanding"): every sub-score is scaled by this.
+PROXY_CEILING = 0.85
+
+
 class OfflineDesignJudge:
     """Deterministic design-metrics judge on the published 40/30/30 rubric."""
 
@@ -299,9 +304,9 @@ class OfflineDesignJudge:
         a_sum = sum(m["points"] for m in alignment.values())
         e_sum = sum(m["points"] for m in aesthetics.values()) * f
         s_sum = sum(m["points"] for m in structure.values()) * f
-        a = round(_clamp(a_sum, 0, RUBRIC_MAX["alignment"]), 2)
-        e = round(_clamp(e_sum, 0, RUBRIC_MAX["aesthetics"]), 2)
-        s = round(_clamp(s_sum, 0, RUBRIC_MAX["structure"]), 2)
+        a = round(PROXY_CEILING * _clamp(a_sum, 0, RUBRIC_MAX["alignment"]), 2)
+        e = round(PROXY_CEILING * _clamp(e_sum, 0, RUBRIC_MAX["aesthetics"]), 2)
+        s = round(PROXY_CEILING * _clamp(s_sum, 0, RUBRIC_MAX["structure"]), 2)
         total = round(a + e + s, 2)
         evidence = {
             "judge": f"{self.name}@{self.version}",
@@ -309,6 +314,7 @@ class OfflineDesignJudge:
             "screenshot": p.img is not None,
             "elements": len(p.els),
             "presence": presence,
+            "proxy_ceiling": PROXY_CEILING,
             "alignment": alignment,
             "aesthetics": aesthetics,
             "structure": structure,
@@ -325,8 +331,8 @@ def _rationale(total, a, e, s, presence, *groups) -> str:
             lost.append((m["max"] - m["points"], name, m.get("note", "")))
     lost.sort(key=lambda t: (-t[0], t[1]))
     parts = [f"-{d:.1f} {name}" + (f" ({note})" if note else "") for d, name, note in lost[:3] if d >= 0.5]
-    head = f"offline design metrics (a proxy, not a designer): {total:.1f}/100 = alignment {a:.1f}/40, " \
-           f"aesthetics {e:.1f}/30, structure {s:.1f}/30."
+    head = f"offline design metrics (a proxy, not a designer; capped at {100 * PROXY_CEILING:.0f}): " \
+           f"{total:.1f}/100 = alignment {a:.1f}/40, aesthetics {e:.1f}/30, structure {s:.1f}/30."
     if presence["factor"] < 1:
         head += f" Aesthetics/structure scaled by {presence['factor']:.2f}: {presence['note']}."
     return head + (" Biggest deductions: " + "; ".join(parts) + "." if parts else "")
@@ -592,7 +598,7 @@ def _m_substance(p: _Page) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------
 
 
-def _sample_box(p: _Page, e: DomElement, max_px: int = 1600) -> np.ndarray | None:
+def _sample_box(p: _Page, e: DomElement, max_px: int = 1200) -> np.ndarray | None:
     if p.img is None:
         return None
     H, W = p.img.shape[:2]
@@ -604,16 +610,18 @@ def _sample_box(p: _Page, e: DomElement, max_px: int = 1600) -> np.ndarray | Non
     return p.img[y0:y1:step, x0:x1:step].reshape(-1, 3).astype(np.int32)
 
 
-def _bg_and_ink(px: np.ndarray) -> tuple[np.ndarray, float]:
-    """Dominant colour of a box (its background) and the luminance of its most distinct pixels (ink)."""
+def _box_background(px: np.ndarray) -> np.ndarray:
+    """Dominant colour of a box: what its text is read against (handles gradients and images)."""
     codes = ((px[:, 0] >> 4) << 8) | ((px[:, 1] >> 4) << 4) | (px[:, 2] >> 4)
     mode = int(np.bincount(codes, minlength=4096).argmax())
-    bg = px[codes == mode].mean(axis=0)
-    lb = float(luminance(bg))
-    lum = luminance(px)
-    ratios = contrast_ratio(lum, lb)
-    k = int(np.argsort(ratios)[int(0.97 * (len(ratios) - 1))])
-    return bg, float(lum[k])
+    return px[codes == mode].mean(axis=0)
+
+
+def _ink_ratio(px: np.ndarray, bg: np.ndarray) -> float:
+    """Contrast of a box's most distinct pixels (its glyphs) against its background."""
+    ratios = contrast_ratio(luminance(px), float(luminance(bg)))
+    k = int(0.97 * (len(ratios) - 1))
+    return float(np.partition(ratios, k)[k])
 
 
 def _large_text(e: DomElement) -> bool:
@@ -627,22 +635,21 @@ def _measure_contrast(p: _Page) -> None:
         px = _sample_box(p, e)
         color = parse_color(e.color)
         if px is not None:
-            bg, ink_l = _bg_and_ink(px)
+            bg = _box_background(px)
         else:
             bgc = parse_color(e.background)
             if bgc is None:
                 p.unknown_contrast += 1
                 continue
-            bg, ink_l = np.array(bgc[:3]), None
+            bg = np.array(bgc[:3])
         if e.tag in SVG_TEXT_TAGS or color is None or color[3] < 0.05:
-            if ink_l is None:
+            if px is None:
                 p.unknown_contrast += 1
                 continue
-            text_l = ink_l  # svg fill / gradient-clipped text: read the glyph colour from the pixels
+            p.ratio[i] = _ink_ratio(px, bg)  # svg fill / gradient-clipped text: read the glyphs' pixels
         else:
             rgb = np.array(color[:3]) * color[3] + bg * (1 - color[3])
-            text_l = float(luminance(rgb))
-        p.ratio[i] = float(contrast_ratio(text_l, float(luminance(bg))))
+            p.ratio[i] = float(contrast_ratio(float(luminance(rgb)), float(luminance(bg))))
 
 
 def _m_contrast(p: _Page) -> dict[str, Any]:
@@ -956,7 +963,6 @@ def _m_composition(p: _Page) -> dict[str, Any]:
     ws = np.array([min(p.els[i].text_len, 300) for i in idx], dtype=np.float64)
     narrow = np.array([p.els[i].w <= 0.7 * p.vw for i in idx])
     share = float(ws[narrow].sum() / ws.sum())
-    side = 0.0
     boxes = [(p.els[i].x, p.els[i].y, p.els[i].x + p.els[i].w, p.els[i].y + p.els[i].h) for i in idx]
     order = sorted(range(len(idx)), key=lambda k: boxes[k][1])
     has_side = np.zeros(len(idx), dtype=bool)

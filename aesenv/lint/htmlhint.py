@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import json
 import shutil
-import subprocess
 from importlib import resources
 from pathlib import Path
 
@@ -56,20 +55,6 @@ class HtmlHintUnavailable(RuntimeError):
 
 def htmlhint_module_dir() -> Path:
     return paths.node_dir() / "node_modules" / "htmlhint"
-
-
-def install_node_tools(quiet: bool = False) -> Path:
-    """Install the pinned Node packages into AESENV_HOME (what `aesenv setup` runs)."""
-    npm = shutil.which("npm")
-    if not npm:
-        raise HtmlHintUnavailable("npm not found: install Node.js (e.g. `apt-get install nodejs npm`)")
-    target = paths.node_dir()
-    target.mkdir(parents=True, exist_ok=True)
-    manifest = resources.files("aesenv.lint") / "package.json"
-    (target / "package.json").write_text(manifest.read_text())
-    cmd = [npm, "install", "--no-audit", "--no-fund", "--omit=dev"] + (["--silent"] if quiet else [])
-    subprocess.run(cmd, cwd=target, check=True)
-    return target
 
 
 class HtmlHint:

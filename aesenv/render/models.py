@@ -108,6 +108,7 @@ class Rendering(BaseModel):
     page_errors: list[str] = Field(default_factory=list)
     requests: list[RequestEntry] = Field(default_factory=list)
     dialogs: int = 0
+    libraries: dict[str, list[str]] = Field(default_factory=dict)
     timings_ms: dict[str, float] = Field(default_factory=dict)
     provenance: dict[str, str] = Field(default_factory=dict)
 
@@ -129,5 +130,7 @@ class Rendering(BaseModel):
             "page_errors": [e[:300] for e in self.page_errors][:20],
             "blocked_requests": [r.url[:300] for r in self.requests if r.outcome is RequestOutcome.BLOCKED][:50],
             "dialogs": self.dialogs,
+            "libraries_requested": self.libraries.get("libraries_requested", []),
+            "libraries_served": self.libraries.get("libraries_served", []),
             "timings_ms": self.timings_ms,
         }

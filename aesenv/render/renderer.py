@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import hashlib
+import json
 import logging
 import mimetypes
 import time
@@ -21,6 +24,7 @@ from playwright.async_api import async_playwright
 from pydantic import BaseModel
 
 from aesenv.render.browser import CHROMIUM_ARGS, BrowserBinary, find_chromium
+from aesenv.render.vendor import library_usage
 from aesenv.render.models import (ConsoleEntry, DomElement, MobileProbe, PageMetrics, Rendering,
                                   RenderStatus, RequestEntry, RequestOutcome)
 
@@ -82,7 +86,11 @@ class Renderer:
     def __init__(self, config: RenderConfig | None = None, resolvers: list[AssetResolver] | None = None,
                  binary: BrowserBinary | None = None) -> None:
         self.config = config or RenderConfig()
-        self.resolvers = list(resolvers or [])
+        if resolvers is None:
+            from aesenv.render.vendor import VendorMirror
+
+            resolvers = [VendorMirror.default()]
+        self.resolvers = list(resolvers)
         self._binary = binary
         self._pw: Playwright | None = None
         self._browser: Browser | None = None
@@ -104,7 +112,14 @@ class Renderer:
             "browser_source": self._binary.source if self._binary else "",
             "browser_version": self._browser.version if self._browser else "",
             "viewport": f"{self.config.viewport_width}x{self.config.viewport_height}@{self.config.device_scale_factor}",
+            "vendor_mirror": self._mirror_fingerprint,
         }
+
+    @functools.cached_property
+    def _mirror_fingerprint(self) -> str:
+        """Short hash of the vendored library versions, so a record names the exact mirror."""
+        versions = {type(r).__name__: getattr(r, "versions", {}) for r in self.resolvers}
+        return hashlib.sha256(json.dumps(versions, sort_keys=True).encode()).hexdigest()[:12]
 
     async def start(self) -> None:
         async with self._launch_lock:
@@ -165,6 +180,7 @@ class Renderer:
             cdp = await ctx.new_cdp_session(page)
             result = await self._capture(page, cdp, entry, trace)
             result.provenance = self.provenance
+            result.libraries = library_usage(result.requests).model_dump()
             return result
         finally:
             with contextlib.suppress(Exception):

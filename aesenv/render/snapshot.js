@@ -4,6 +4,24 @@
   const SKIP = new Set(["SCRIPT", "STYLE", "HEAD", "META", "LINK", "TITLE", "NOSCRIPT", "TEMPLATE", "BR", "WBR"]);
   const INTERACTIVE = new Set(["A", "BUTTON", "INPUT", "SELECT", "TEXTAREA", "SUMMARY", "LABEL", "OPTION"]);
   const sx = window.scrollX, sy = window.scrollY;
+  // Computed colors may be oklch()/lab()/color() (Tailwind v4 emits oklch); consumers get sRGB.
+  const probe = document.createElement("canvas");
+  probe.width = probe.height = 1;
+  const pctx = probe.getContext("2d", { willReadFrequently: true });
+  const rgbCache = new Map();
+  const toRgb = (c) => {
+    if (!c || c.startsWith("rgb") || !pctx) return c;
+    if (rgbCache.has(c)) return rgbCache.get(c);
+    pctx.clearRect(0, 0, 1, 1);
+    pctx.fillStyle = "#000";
+    pctx.fillStyle = c;
+    pctx.fillRect(0, 0, 1, 1);
+    const d = pctx.getImageData(0, 0, 1, 1).data;
+    const out = d[3] === 255 ? `rgb(${d[0]}, ${d[1]}, ${d[2]})`
+      : `rgba(${d[0]}, ${d[1]}, ${d[2]}, ${d[3] === 0 ? 0 : +(d[3] / 255).toFixed(3)})`;
+    rgbCache.set(c, out);
+    return out;
+  };
   const transparent = (c) => !c || c === "transparent" || /rgba\([^)]*,\s*0\)$/.test(c);
   const bgCache = new Map();
   const effectiveBg = (el) => {
@@ -14,7 +32,7 @@
       chain.push(node);
       const cs = getComputedStyle(node);
       if (cs.backgroundImage && cs.backgroundImage !== "none") { found = "image"; break; }
-      if (!transparent(cs.backgroundColor)) { found = cs.backgroundColor; break; }
+      if (!transparent(toRgb(cs.backgroundColor))) { found = toRgb(cs.backgroundColor); break; }
       node = node.parentElement;
     }
     if (found === null) found = "rgb(255, 255, 255)";
@@ -50,9 +68,9 @@
       x: r.left + sx, y: r.top + sy, w: r.width, h: r.height,
       text: text.slice(0, 300),
       text_len: text.length,
-      color: cs.color,
+      color: toRgb(cs.color),
       background: effectiveBg(el),
-      own_background: transparent(cs.backgroundColor) ? "" : cs.backgroundColor,
+      own_background: transparent(toRgb(cs.backgroundColor)) ? "" : toRgb(cs.backgroundColor),
       background_image: cs.backgroundImage !== "none",
       border: parseFloat(cs.borderTopWidth) > 0 || parseFloat(cs.borderLeftWidth) > 0,
       shadow: cs.boxShadow !== "none",

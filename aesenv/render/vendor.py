@@ -3,7 +3,7 @@
 Generated pages pull Tailwind, three.js, Chart.js, Google Fonts... from public CDNs. The renderer
 is offline, so without a mirror those pages render unstyled or blank and get judged on an
 accident of the sandbox rather than on their code. `VendorMirror` answers CDN URLs from the npm
-packages `aesenv setup` installs (pinned in `aesenv/lint/package.json`), and leaves everything
+packages `aesenv setup` installs (pinned in `aesenv/node/package.json`), and leaves everything
 else blocked.
 
 Rules a request goes through (each a small object in `RULES`, keyed by host):

@@ -1,0 +1,37 @@
+"""The pinned npm packages aesenv runs or serves: HTMLHint and the vendored CDN libraries.
+
+`package.json` and `package-lock.json` here are the single source of versions; `aesenv setup`
+installs them into `AESENV_HOME/node` with `npm ci`.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from importlib import resources
+from pathlib import Path
+
+from aesenv import paths
+
+
+class NodeToolsError(RuntimeError):
+    pass
+
+
+def install_node_tools(quiet: bool = False) -> Path:
+    """Install (or refresh) the pinned packages; a no-op when the lock file is unchanged."""
+    npm = shutil.which("npm")
+    if not npm:
+        raise NodeToolsError("npm not found: install Node.js with npm (e.g. `apt-get install nodejs npm`)")
+    target = paths.node_dir()
+    target.mkdir(parents=True, exist_ok=True)
+    lock = (resources.files("aesenv.node") / "package-lock.json").read_text()
+    stamp = target / "node_modules" / ".aesenv-lock"
+    if stamp.is_file() and stamp.read_text() == lock:
+        return target
+    (target / "package.json").write_text((resources.files("aesenv.node") / "package.json").read_text())
+    (target / "package-lock.json").write_text(lock)
+    cmd = [npm, "ci", "--no-audit", "--no-fund", "--omit=dev"] + (["--silent"] if quiet else [])
+    subprocess.run(cmd, cwd=target, check=True)
+    stamp.write_text(lock)
+    return target
