@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 class RenderStatus(str, Enum):
     OK = "ok"
     TIMEOUT = "timeout"          # the page itself hung a stage (its fault, scored)
+    CRASHED = "crashed"          # the page crashed or was killed for memory (its fault, scored)
     INFRA_ERROR = "infra_error"  # the browser or our side failed (masked, never scored)
 
 
@@ -95,6 +96,7 @@ class Rendering(BaseModel):
 
     status: RenderStatus
     error: str = ""
+    attempts: int = 1
     stages_timed_out: list[str] = Field(default_factory=list)
     viewport_png: bytes | None = Field(default=None, repr=False)
     full_page_png: bytes | None = Field(default=None, repr=False)
@@ -121,6 +123,7 @@ class Rendering(BaseModel):
         return {
             "status": self.status.value,
             "error": self.error,
+            "attempts": self.attempts,
             "stages_timed_out": self.stages_timed_out,
             "page_height": self.metrics.doc_height,
             "captured_height": self.captured_height,

@@ -16,15 +16,18 @@ import json
 import logging
 import mimetypes
 import time
+from datetime import datetime, timedelta
 from importlib import resources
 from typing import Protocol
 
-from playwright.async_api import Browser, BrowserContext, Error as PlaywrightError, Page, Playwright, Route
+from playwright.async_api import Browser, Error as PlaywrightError, Page, Playwright, Route
+from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 from playwright.async_api import async_playwright
 from pydantic import BaseModel
 
 from aesenv.render.browser import CHROMIUM_ARGS, BrowserBinary, find_chromium
 from aesenv.render.vendor import library_usage
+from aesenv.render.watchdog import MemoryWatchdog
 from aesenv.render.models import (ConsoleEntry, DomElement, MobileProbe, PageMetrics, Rendering,
                                   RenderStatus, RequestEntry, RequestOutcome)
 
@@ -43,14 +46,40 @@ class RenderConfig(BaseModel):
     max_full_page_height: int = 8000
     mobile_width: int = 390
     mobile_height: int = 844
-    settle_frames: int = 3
     max_dom_nodes: int = 3000
+    # Determinism: the page's clock starts paused at `clock_epoch`; after load it is advanced by
+    # `settle_ms` of virtual time (timers and animation frames fire in order), `Math.random` is
+    # seeded, and CSS animations are stopped for capture. Never waits on `networkidle`.
+    freeze_time: bool = True
+    clock_epoch: str = "2025-01-01T12:00:00Z"
+    settle_ms: int = 800
+    seed: int = 0
     navigation_timeout_s: float = 10.0
     settle_timeout_s: float = 3.0
     capture_timeout_s: float = 10.0
     snapshot_timeout_s: float = 5.0
     total_timeout_s: float = 45.0
     concurrency: int = 2
+    retries: int = 1
+    max_renderer_memory_mb: int = 2048
+
+
+_SEED_RANDOM = """(seed) => {
+  let state = seed >>> 0;
+  Math.random = function random() {
+    state = (state + 0x6D2B79F5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const fill = function getRandomValues(array) {
+    const bytes = new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = Math.floor(Math.random() * 256);
+    return array;
+  };
+  if (self.crypto) Object.defineProperty(self.crypto, "getRandomValues", { value: fill });
+}"""
 
 
 class AssetResolver(Protocol):
@@ -58,6 +87,16 @@ class AssetResolver(Protocol):
 
     def resolve(self, url: str) -> tuple[bytes, str, str] | None:
         """Return (body, content type, label) or None to leave the request blocked."""
+
+
+def _leaves_the_page(request, page: Page) -> bool:
+    """A navigation of the artifact's own top-level frame (not an iframe, not a popup)."""
+    if not request.is_navigation_request():
+        return False
+    try:
+        return request.frame == page.main_frame
+    except PlaywrightError:  # a popup's first request comes before its frame exists
+        return False
 
 
 class _Trace:
@@ -70,6 +109,7 @@ class _Trace:
         self.dialogs = 0
         self.timings: dict[str, float] = {}
         self.timed_out: list[str] = []
+        self.crashed = False
 
     @contextlib.asynccontextmanager
     async def stage(self, name: str):
@@ -96,6 +136,7 @@ class Renderer:
         self._browser: Browser | None = None
         self._launch_lock = asyncio.Lock()
         self._slots = asyncio.Semaphore(self.config.concurrency)
+        self._watchdog = MemoryWatchdog(self.config.max_renderer_memory_mb)
         self.launches = 0
 
     async def __aenter__(self) -> "Renderer":
@@ -142,41 +183,71 @@ class Renderer:
         self._browser, self._pw = None, None
 
     async def render(self, html: str, *, files: dict[str, bytes | str] | None = None,
-                     entry: str = "index.html") -> Rendering:
-        """Render one page. Never raises for a bad page; browser failures become INFRA_ERROR."""
+                     entry: str = "index.html", seed: int | None = None) -> Rendering:
+        """Render one page. Never raises for a bad page. When the browser fails (crash,
+        disconnect, wedge) it is relaunched and the page retried; then it is INFRA_ERROR."""
         site = {entry: html, **(files or {})}
+        seed = self.config.seed if seed is None else seed
         async with self._slots:
-            try:
-                await self.start()
-            except Exception as exc:  # noqa: BLE001 - any launch failure is an infra failure
-                return Rendering(status=RenderStatus.INFRA_ERROR, error=f"browser launch failed: {exc}")
-            trace = _Trace()
-            try:
-                return await asyncio.wait_for(self._render(site, entry, trace), self.config.total_timeout_s)
-            except asyncio.TimeoutError:
-                return self._failed(RenderStatus.INFRA_ERROR, "render exceeded its total deadline", trace)
-            except PlaywrightError as exc:
-                if self._browser is None or not self._browser.is_connected():
-                    log.warning("browser died during a render; it will be relaunched")
-                return self._failed(RenderStatus.INFRA_ERROR, f"browser error: {exc.message.splitlines()[0]}", trace)
+            for attempt in range(1, self.config.retries + 2):
+                result = await self._attempt(site, entry, seed)
+                result.attempts = attempt
+                if result.status is not RenderStatus.INFRA_ERROR:
+                    break
+                log.warning("render attempt %d failed on our side: %s", attempt, result.error)
+            return result
+
+    async def _attempt(self, site: dict[str, bytes | str], entry: str, seed: int) -> Rendering:
+        try:
+            await self.start()
+        except Exception as exc:  # noqa: BLE001 - any launch failure is an infra failure
+            return Rendering(status=RenderStatus.INFRA_ERROR, error=f"browser launch failed: {exc}")
+        trace = _Trace()
+        try:
+            with self._watchdog:
+                return await asyncio.wait_for(self._render(site, entry, seed, trace), self.config.total_timeout_s)
+        except asyncio.TimeoutError:
+            await self._discard_browser("wedged: a render exceeded its total deadline")
+            return self._failed(RenderStatus.INFRA_ERROR, "render exceeded its total deadline", trace)
+        except PlaywrightError as exc:
+            if trace.crashed:
+                return self._failed(RenderStatus.CRASHED, "the page crashed its renderer (memory or a "
+                                    "renderer bug); it was killed", trace)
+            if self._browser is None or not self._browser.is_connected():
+                await self._discard_browser("disconnected")
+            return self._failed(RenderStatus.INFRA_ERROR, f"browser error: {exc.message.splitlines()[0]}", trace)
+
+    async def _discard_browser(self, why: str) -> None:
+        log.warning("restarting the browser (%s)", why)
+        browser, self._browser = self._browser, None
+        if browser is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(browser.close(), 5)
 
     def _failed(self, status: RenderStatus, error: str, trace: _Trace) -> Rendering:
         return Rendering(status=status, error=error, console=trace.console, page_errors=trace.page_errors,
-                         requests=trace.requests, timings_ms=trace.timings, provenance=self.provenance)
+                         requests=trace.requests, dialogs=trace.dialogs, timings_ms=trace.timings,
+                         provenance=self.provenance)
 
-    async def _render(self, site: dict[str, bytes | str], entry: str, trace: _Trace) -> Rendering:
+    async def _render(self, site: dict[str, bytes | str], entry: str, seed: int, trace: _Trace) -> Rendering:
         cfg = self.config
         assert self._browser is not None
         async with trace.stage("context"):
             ctx = await self._browser.new_context(
                 viewport={"width": cfg.viewport_width, "height": cfg.viewport_height},
                 device_scale_factor=cfg.device_scale_factor, service_workers="block",
-                accept_downloads=False, java_script_enabled=True)
+                accept_downloads=False, java_script_enabled=True, reduced_motion="no-preference")
         try:
-            await ctx.route("**/*", lambda route: self._route(route, site, trace))
-            ctx.on("page", lambda p: None)
+            await ctx.add_init_script(f"({_SEED_RANDOM})({int(seed)})")
             page = await ctx.new_page()
-            self._watch(page, ctx, trace)
+            await ctx.route("**/*", lambda route: self._route(route, site, trace, page))
+            self._watch(page, trace)
+            if cfg.freeze_time:
+                # Install, then jump to a fixed instant a second later: the few real milliseconds
+                # between the two calls must not leak into the page's clock.
+                epoch = datetime.fromisoformat(cfg.clock_epoch.replace("Z", "+00:00"))
+                await page.clock.install(time=epoch)
+                await page.clock.pause_at(epoch + timedelta(seconds=1))
             cdp = await ctx.new_cdp_session(page)
             result = await self._capture(page, cdp, entry, trace)
             result.provenance = self.provenance
@@ -186,7 +257,7 @@ class Renderer:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(ctx.close(), 5)
 
-    def _watch(self, page: Page, ctx: BrowserContext, trace: _Trace) -> None:
+    def _watch(self, page: Page, trace: _Trace) -> None:
         def on_dialog(dialog) -> None:
             trace.dialogs += 1
             asyncio.ensure_future(dialog.dismiss())
@@ -196,10 +267,18 @@ class Renderer:
         page.on("pageerror", lambda e: trace.page_errors.append(str(e)[:2000]) if len(trace.page_errors) < 100 else None)
         page.on("dialog", on_dialog)
         page.on("popup", lambda p: asyncio.ensure_future(p.close()))
+        page.on("crash", lambda _: setattr(trace, "crashed", True))
 
-    async def _route(self, route: Route, site: dict[str, bytes | str], trace: _Trace) -> None:
+    async def _route(self, route: Route, site: dict[str, bytes | str], trace: _Trace, page: Page) -> None:
         request = route.request
         url = request.url
+        if _leaves_the_page(request, page) and not url.startswith(ORIGIN + "/"):
+            # A 204 cancels the navigation and keeps the artifact on screen: we judge the page
+            # the model wrote, not an error page or whatever it tried to leave for.
+            trace.requests.append(RequestEntry(url=url[:2000], resource_type=request.resource_type,
+                                               outcome=RequestOutcome.BLOCKED, detail="top-level navigation away"))
+            await route.fulfill(status=204, body="")
+            return
         if url.startswith(ORIGIN + "/"):
             path = url[len(ORIGIN) + 1:].split("?", 1)[0].split("#", 1)[0] or "index.html"
             if path in site:
@@ -233,39 +312,52 @@ class Renderer:
         async with trace.stage(name):
             try:
                 return await asyncio.wait_for(coro, timeout)
-            except asyncio.TimeoutError:
+            except (asyncio.TimeoutError, PlaywrightTimeoutError):
                 trace.timed_out.append(name)
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(cdp.send("Runtime.terminateExecution"), 2)
                 return None
 
+    @staticmethod
+    async def _open(page: Page, entry: str) -> None:
+        """Navigate, then wait for the document's own load event. Waiting inside `goto` would
+        mistake a page that tries to navigate away (and is held back) for a hung one."""
+        await page.goto(f"{ORIGIN}/{entry}", wait_until="commit")
+        await page.evaluate("""() => document.readyState === "complete" || new Promise(
+            (done) => addEventListener("load", () => done(true), { once: true }))""")
+
+    async def _settle(self, page: Page) -> None:
+        """Fonts loaded, then a fixed slice of the page's (virtual) time: timers, animation
+        frames and late DOM work run to the same point on every render."""
+        await page.evaluate("() => document.fonts ? document.fonts.ready.then(() => true) : true")
+        if self.config.freeze_time:
+            await page.clock.run_for(self.config.settle_ms)
+        else:
+            await page.evaluate("""async () => { for (let i = 0; i < 3; i++)
+                await new Promise(r => requestAnimationFrame(() => r())); }""")
+
     async def _capture(self, page: Page, cdp, entry: str, trace: _Trace) -> Rendering:
         cfg = self.config
-        await self._bounded("navigate", page.goto(f"{ORIGIN}/{entry}", wait_until="load"),
-                            cfg.navigation_timeout_s, trace, cdp)
-        await self._bounded("settle", page.evaluate(
-            """async (frames) => {
-                 if (document.fonts && document.fonts.ready) await document.fonts.ready;
-                 for (let i = 0; i < frames; i++) await new Promise(r => requestAnimationFrame(() => r()));
-               }""", cfg.settle_frames), cfg.settle_timeout_s, trace, cdp)
+        await self._bounded("navigate", self._open(page, entry), cfg.navigation_timeout_s, trace, cdp)
+        await self._bounded("settle", self._settle(page), cfg.settle_timeout_s, trace, cdp)
         snap = await self._bounded("snapshot", page.evaluate(_JS["snapshot.js"], cfg.max_dom_nodes),
                                    cfg.snapshot_timeout_s, trace, cdp)
         metrics = PageMetrics(**snap["metrics"]) if isinstance(snap, dict) else PageMetrics()
         elements = [DomElement(**e) for e in snap["elements"]] if isinstance(snap, dict) else []
         viewport_png = await self._bounded("viewport_shot", page.screenshot(
-            type="png", caret="hide", timeout=cfg.capture_timeout_s * 1000), cfg.capture_timeout_s, trace, cdp)
+            type="png", caret="hide", animations="disabled", timeout=cfg.capture_timeout_s * 1000),
+            cfg.capture_timeout_s, trace, cdp)
         doc_height = int(metrics.doc_height or cfg.viewport_height)
         captured = max(cfg.viewport_height, min(doc_height, cfg.max_full_page_height))
         full_png = await self._bounded("full_page_shot", page.screenshot(
-            type="png", caret="hide", full_page=True, timeout=cfg.capture_timeout_s * 1000,
+            type="png", caret="hide", animations="disabled", full_page=True, timeout=cfg.capture_timeout_s * 1000,
             clip={"x": 0, "y": 0, "width": cfg.viewport_width, "height": captured}),
             cfg.capture_timeout_s * 2, trace, cdp)
         mobile = None
         with contextlib.suppress(PlaywrightError):
             await page.set_viewport_size({"width": cfg.mobile_width, "height": cfg.mobile_height})
-            probe = await self._bounded("mobile_probe", page.evaluate(
-                "async (f) => { for (let i = 0; i < 2; i++) await new Promise(r => requestAnimationFrame(() => r()));"
-                f" return ({_JS['mobile_probe.js']})(); }}", 0), cfg.snapshot_timeout_s, trace, cdp)
+            probe = await self._bounded("mobile_probe", page.evaluate(_JS["mobile_probe.js"]),
+                                        cfg.snapshot_timeout_s, trace, cdp)
             mobile = MobileProbe(**probe) if isinstance(probe, dict) else None
         status = RenderStatus.TIMEOUT if trace.timed_out else RenderStatus.OK
         error = f"page hung in: {', '.join(trace.timed_out)}" if trace.timed_out else ""
