@@ -65,6 +65,12 @@ async def test_hostile_page_finishes_honestly_and_browser_survives(renderer, nam
     assert after.status is RenderStatus.OK and any(e.id == "ok" for e in after.elements), after.error
 
 
+async def test_popups_are_counted_not_opened(renderer):
+    r = await renderer.render(HOSTILE["window_open"][0])
+    assert r.status is RenderStatus.OK and not r.error
+    assert r.metrics.popups_blocked == 50 and r.summary()["popups_blocked"] == 50
+
+
 async def test_navigation_away_keeps_the_artifact_and_logs_it(renderer):
     r = await renderer.render(HOSTILE["navigate_away"][0])
     assert any(e.id == "stay" for e in r.elements)

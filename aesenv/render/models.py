@@ -82,6 +82,7 @@ class PageMetrics(BaseModel):
     viewport_width: int = 0
     viewport_height: int = 0
     node_count: int = 0
+    popups_blocked: int = 0
     tag_counts: dict[str, int] = Field(default_factory=dict)
     text_chars: int = 0
     visible_text: str = ""
@@ -133,6 +134,7 @@ class Rendering(BaseModel):
             "page_errors": [e[:300] for e in self.page_errors][:20],
             "blocked_requests": [r.url[:300] for r in self.requests if r.outcome is RequestOutcome.BLOCKED][:50],
             "dialogs": self.dialogs,
+            "popups_blocked": self.metrics.popups_blocked,
             "libraries_requested": self.libraries.get("libraries_requested", []),
             "libraries_served": self.libraries.get("libraries_served", []),
             "timings_ms": self.timings_ms,

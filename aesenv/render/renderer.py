@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from importlib import resources
 from typing import Protocol
 
-from playwright.async_api import Browser, Error as PlaywrightError, Page, Playwright, Route
+from playwright.async_api import Browser, BrowserContext, Error as PlaywrightError, Page, Playwright, Route
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 from playwright.async_api import async_playwright
 from pydantic import BaseModel
@@ -60,11 +60,13 @@ class RenderConfig(BaseModel):
     snapshot_timeout_s: float = 5.0
     total_timeout_s: float = 45.0
     concurrency: int = 2
+    warm_pages: int = 2
     retries: int = 1
     max_renderer_memory_mb: int = 2048
 
 
-_SEED_RANDOM = """(seed) => {
+# Runs before any page script: seeded randomness, and no real popups.
+_PAGE_PRELUDE = """(seed) => {
   let state = seed >>> 0;
   Math.random = function random() {
     state = (state + 0x6D2B79F5) >>> 0;
@@ -79,6 +81,10 @@ _SEED_RANDOM = """(seed) => {
     return array;
   };
   if (self.crypto) Object.defineProperty(self.crypto, "getRandomValues", { value: fill });
+  // Popups never open (a page that spawns fifty windows should not cost fifty pages); the
+  // attempts are counted for the record.
+  self.__aesenvPopups = 0;
+  self.open = function open() { self.__aesenvPopups += 1; return null; };
 }"""
 
 
@@ -109,6 +115,7 @@ class _Trace:
         self.dialogs = 0
         self.timings: dict[str, float] = {}
         self.timed_out: list[str] = []
+        self.failed: dict[str, str] = {}
         self.crashed = False
 
     @contextlib.asynccontextmanager
@@ -137,6 +144,8 @@ class Renderer:
         self._launch_lock = asyncio.Lock()
         self._slots = asyncio.Semaphore(self.config.concurrency)
         self._watchdog = MemoryWatchdog(self.config.max_renderer_memory_mb)
+        self._warm: list[tuple[BrowserContext, Page]] = []
+        self._refills: set[asyncio.Task] = set()
         self.launches = 0
 
     async def __aenter__(self) -> "Renderer":
@@ -174,6 +183,10 @@ class Renderer:
             self.launches += 1
 
     async def close(self) -> None:
+        for task in list(self._refills):
+            task.cancel()
+        await asyncio.gather(*self._refills, return_exceptions=True)
+        self._warm.clear()
         with contextlib.suppress(Exception):
             if self._browser:
                 await asyncio.wait_for(self._browser.close(), 10)
@@ -229,17 +242,40 @@ class Renderer:
                          requests=trace.requests, dialogs=trace.dialogs, timings_ms=trace.timings,
                          provenance=self.provenance)
 
-    async def _render(self, site: dict[str, bytes | str], entry: str, seed: int, trace: _Trace) -> Rendering:
+    async def _blank_page(self) -> tuple[BrowserContext, Page]:
         cfg = self.config
         assert self._browser is not None
+        ctx = await self._browser.new_context(
+            viewport={"width": cfg.viewport_width, "height": cfg.viewport_height},
+            device_scale_factor=cfg.device_scale_factor, service_workers="block",
+            accept_downloads=False, java_script_enabled=True, reduced_motion="no-preference")
+        return ctx, await ctx.new_page()
+
+    async def _take_page(self) -> tuple[BrowserContext, Page]:
+        """A fresh, never-navigated context+page: from the warm set when one is ready (made
+        ahead of demand in the background), otherwise made now. Never reused across renders."""
+        while self._warm:
+            ctx, page = self._warm.pop()
+            if ctx.browser is self._browser and self._browser is not None and self._browser.is_connected():
+                break
+        else:
+            ctx, page = await self._blank_page()
+        if len(self._warm) + len(self._refills) < self.config.warm_pages:
+            task = asyncio.ensure_future(self._refill())
+            self._refills.add(task)
+            task.add_done_callback(self._refills.discard)
+        return ctx, page
+
+    async def _refill(self) -> None:
+        with contextlib.suppress(PlaywrightError, AssertionError):
+            self._warm.append(await self._blank_page())
+
+    async def _render(self, site: dict[str, bytes | str], entry: str, seed: int, trace: _Trace) -> Rendering:
+        cfg = self.config
         async with trace.stage("context"):
-            ctx = await self._browser.new_context(
-                viewport={"width": cfg.viewport_width, "height": cfg.viewport_height},
-                device_scale_factor=cfg.device_scale_factor, service_workers="block",
-                accept_downloads=False, java_script_enabled=True, reduced_motion="no-preference")
+            ctx, page = await self._take_page()
         try:
-            await ctx.add_init_script(f"({_SEED_RANDOM})({int(seed)})")
-            page = await ctx.new_page()
+            await ctx.add_init_script(f"({_PAGE_PRELUDE})({int(seed)})")
             await ctx.route("**/*", lambda route: self._route(route, site, trace, page))
             self._watch(page, trace)
             if cfg.freeze_time:
@@ -308,7 +344,8 @@ class Renderer:
         await route.abort("blockedbyclient")
 
     async def _bounded(self, name: str, coro, timeout: float, trace: _Trace, cdp) -> object | None:
-        """Run one stage under its deadline; on expiry stop the page's JavaScript and go on."""
+        """Run one stage under its deadline; on expiry stop the page's JavaScript and go on.
+        A page that destroys its own document mid-stage fails that stage, not the render."""
         async with trace.stage(name):
             try:
                 return await asyncio.wait_for(coro, timeout)
@@ -316,7 +353,11 @@ class Renderer:
                 trace.timed_out.append(name)
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(cdp.send("Runtime.terminateExecution"), 2)
-                return None
+            except PlaywrightError as exc:
+                if trace.crashed or self._browser is None or not self._browser.is_connected():
+                    raise
+                trace.failed[name] = exc.message.splitlines()[0][:300]
+            return None
 
     @staticmethod
     async def _open(page: Page, entry: str) -> None:
@@ -352,7 +393,7 @@ class Renderer:
         full_png = await self._bounded("full_page_shot", page.screenshot(
             type="png", caret="hide", animations="disabled", full_page=True, timeout=cfg.capture_timeout_s * 1000,
             clip={"x": 0, "y": 0, "width": cfg.viewport_width, "height": captured}),
-            cfg.capture_timeout_s * 2, trace, cdp)
+            cfg.capture_timeout_s, trace, cdp)
         mobile = None
         with contextlib.suppress(PlaywrightError):
             await page.set_viewport_size({"width": cfg.mobile_width, "height": cfg.mobile_height})
@@ -360,7 +401,9 @@ class Renderer:
                                         cfg.snapshot_timeout_s, trace, cdp)
             mobile = MobileProbe(**probe) if isinstance(probe, dict) else None
         status = RenderStatus.TIMEOUT if trace.timed_out else RenderStatus.OK
-        error = f"page hung in: {', '.join(trace.timed_out)}" if trace.timed_out else ""
+        problems = [f"page hung in: {', '.join(trace.timed_out)}"] if trace.timed_out else []
+        problems += [f"{stage} failed: {why}" for stage, why in trace.failed.items()]
+        error = "; ".join(problems)
         return Rendering(
             status=status, error=error, stages_timed_out=trace.timed_out,
             viewport_png=viewport_png if isinstance(viewport_png, bytes) else None,

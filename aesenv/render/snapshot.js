@@ -105,6 +105,7 @@
       viewport_width: window.innerWidth,
       viewport_height: window.innerHeight,
       node_count: document.getElementsByTagName("*").length,
+      popups_blocked: self.__aesenvPopups || 0,
       tag_counts: counts,
       text_chars: document.body ? (document.body.innerText || "").replace(/\s+/g, " ").trim().length : 0,
       visible_text: document.body ? (document.body.innerText || "").replace(/\s+/g, " ").trim().slice(0, 20000) : "",
