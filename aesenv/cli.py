@@ -166,6 +166,20 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+# `aesenv bench NAME ARGS...` runs `benchmarks.<module>.main(ARGS)`.
+BENCHMARKS = {
+    "perf": "benchmarks.perf",
+    "degradation": "benchmarks.degradation",
+}
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    import importlib
+
+    module = importlib.import_module(BENCHMARKS[args.benchmark])
+    return int(module.main(args.rest) or 0)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="aesenv", description=__doc__)
     parser.add_argument("--version", action="version", version=f"aesenv {aesenv.__version__}")
@@ -207,6 +221,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=0)
     p.add_argument("--concurrency", type=int, default=2)
     p.set_defaults(fn=_cmd_demo)
+
+    p = sub.add_parser("bench", help="run a benchmark: " + ", ".join(BENCHMARKS))
+    p.add_argument("benchmark", choices=sorted(BENCHMARKS))
+    p.add_argument("rest", nargs=argparse.REMAINDER, help="the benchmark's own arguments (e.g. --out DIR)")
+    p.set_defaults(fn=_cmd_bench)
     return parser
 
 

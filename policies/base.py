@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
+from aesenv.registry import Registry
 from aesenv.tasks import Task
 
 
@@ -18,20 +19,13 @@ class Policy(Protocol):
 
 
 PolicyFactory = Callable[[str], Policy]
-POLICIES: dict[str, PolicyFactory] = {}
-
-
-def register_policy(name: str) -> Callable[[PolicyFactory], PolicyFactory]:
-    def wrap(factory: PolicyFactory) -> PolicyFactory:
-        POLICIES[name] = factory
-        return factory
-
-    return wrap
+POLICIES: Registry[PolicyFactory] = Registry("policy")
+register_policy = POLICIES.register
 
 
 def make_policy(spec: str) -> Policy:
     """Build a policy from `name` or `name:argument` (e.g. `template`, `replay:answers.jsonl`)."""
     name, _, arg = spec.partition(":")
     if name not in POLICIES:
-        raise ValueError(f"unknown policy {name!r}; available: {sorted(POLICIES)}")
+        raise ValueError(f"unknown policy {name!r}; available: {list(POLICIES)}")
     return POLICIES[name](arg)

@@ -8,9 +8,9 @@ aesenv's rewards without calling any model.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from aesenv.jsonl import read_jsonl
 from aesenv.tasks import Task
 from policies.base import register_policy
 
@@ -45,27 +45,14 @@ def _answer_text(row: dict, where: str) -> str:
 
 def load_answers(path: str | Path) -> dict[str, str]:
     """Answers keyed by id as a string; later rows replace earlier ones (re-runs appended)."""
-    p = Path(path)
     if not str(path):
         raise ValueError("replay policy needs an answers file: use replay:PATH.jsonl")
-    if not p.is_file():
-        raise ValueError(f"answers file not found: {path}")
     answers: dict[str, str] = {}
-    with p.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{where}: invalid JSON ({exc.msg})") from exc
-            if not isinstance(row, dict):
-                raise ValueError(f"{where}: expected a JSON object")
-            key = row.get("question_id", row.get("id"))
-            if key is None or key == "":
-                raise ValueError(f"{where}: row has no 'question_id' or 'id'")
-            answers[str(key)] = _answer_text(row, where)
+    for where, row in read_jsonl(path):
+        key = row.get("question_id", row.get("id"))
+        if key is None or key == "":
+            raise ValueError(f"{where}: row has no 'question_id' or 'id'")
+        answers[str(key)] = _answer_text(row, where)
     return answers
 
 

@@ -4,18 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from aesenv.registry import Registry
 from aesenv.judges.base import RUBRIC_MAX, StaticJudge, StaticJudgement
 
 JudgeFactory = Callable[[str], StaticJudge]
-JUDGES: dict[str, JudgeFactory] = {}
-
-
-def register_judge(name: str) -> Callable[[JudgeFactory], JudgeFactory]:
-    def wrap(factory: JudgeFactory) -> JudgeFactory:
-        JUDGES[name] = factory
-        return factory
-
-    return wrap
+JUDGES: Registry[JudgeFactory] = Registry("judge")
+register_judge = JUDGES.register
 
 
 @register_judge("offline")
@@ -28,7 +22,7 @@ def _offline(_: str) -> StaticJudge:
 def make_judge(spec: str) -> StaticJudge:
     name, _, arg = spec.partition(":")
     if name not in JUDGES:
-        raise ValueError(f"unknown judge {spec!r}; available: {sorted(JUDGES)}")
+        raise ValueError(f"unknown judge {spec!r}; available: {list(JUDGES)}")
     return JUDGES[name](arg)
 
 

@@ -4,23 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from aesenv.registry import Registry
 from aesenv.rewards.channel import ChannelResult
 
 Aggregator = Callable[[Mapping[str, ChannelResult]], float | None]
-AGGREGATORS: dict[str, Aggregator] = {}
+AGGREGATORS: Registry[Aggregator] = Registry("aggregator")
+register_aggregator = AGGREGATORS.register
 
 # AesCoder Eq. 1: r = 0.1·exec(±1) + 0.8·static(0–100) + 0.1·interactive(count).
 PAPER_WEIGHTS = {"execution": 0.1, "static": 0.8, "interactive": 0.1}
 # Channels whose infra failure voids the sample (the static judge carries 0.8 of the reward).
 REQUIRED = ("execution", "static")
-
-
-def register_aggregator(name: str) -> Callable[[Aggregator], Aggregator]:
-    def wrap(fn: Aggregator) -> Aggregator:
-        AGGREGATORS[name] = fn
-        return fn
-
-    return wrap
 
 
 def _void(channels: Mapping[str, ChannelResult]) -> bool:

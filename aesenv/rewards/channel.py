@@ -10,6 +10,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, Field, model_validator
 
 from aesenv.artifact import Artifact
+from aesenv.registry import Registry
 from aesenv.render.models import Rendering
 from aesenv.tasks import Task
 
@@ -70,12 +71,5 @@ class RewardChannel(Protocol):
 
 
 ChannelFactory = Callable[..., RewardChannel]
-CHANNELS: dict[str, ChannelFactory] = {}
-
-
-def register_channel(name: str) -> Callable[[ChannelFactory], ChannelFactory]:
-    def wrap(factory: ChannelFactory) -> ChannelFactory:
-        CHANNELS[name] = factory
-        return factory
-
-    return wrap
+CHANNELS: Registry[ChannelFactory] = Registry("reward channel")
+register_channel = CHANNELS.register

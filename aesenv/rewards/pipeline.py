@@ -35,9 +35,9 @@ class PipelineConfig(BaseModel):
     def model_post_init(self, _: object) -> None:
         unknown = [c for c in self.channels if c not in CHANNELS]
         if unknown:
-            raise ValueError(f"unknown channels {unknown}; available: {sorted(CHANNELS)}")
+            raise ValueError(f"unknown channels {unknown}; available: {list(CHANNELS)}")
         if self.reward not in AGGREGATORS:
-            raise ValueError(f"unknown reward {self.reward!r}; available: {sorted(AGGREGATORS)}")
+            raise ValueError(f"unknown reward {self.reward!r}; available: {list(AGGREGATORS)}")
 
 
 @dataclass

@@ -6,71 +6,54 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterator
 from importlib import resources
-from pathlib import Path
 
 from pydantic import ValidationError
 
+from aesenv.jsonl import JsonlError, read_jsonl
+from aesenv.registry import Registry
 from aesenv.tasks.model import Task
 
 Loader = Callable[[str], list[Task]]
-LOADERS: dict[str, Loader] = {}
+LOADERS: Registry[Loader] = Registry("task loader")
+register_loader = LOADERS.register
 
 
 class TaskLoadError(ValueError):
     """A task file could not be read; the message names the file and line."""
 
 
-def register_loader(name: str) -> Callable[[Loader], Loader]:
-    def wrap(fn: Loader) -> Loader:
-        LOADERS[name] = fn
-        return fn
-
-    return wrap
-
-
-def _read_jsonl(path: str) -> Iterable[tuple[int, dict]]:
-    p = Path(path)
-    if not p.is_file():
-        raise TaskLoadError(f"task file not found: {path}")
-    with p.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise TaskLoadError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from exc
-            if not isinstance(row, dict):
-                raise TaskLoadError(f"{path}:{lineno}: expected a JSON object")
-            yield lineno, row
+def _rows(path: str) -> Iterator[tuple[str, dict]]:
+    try:
+        yield from read_jsonl(path)
+    except JsonlError as exc:
+        raise TaskLoadError(f"task {exc}") from exc
 
 
-def _build(path: str, lineno: int, row: dict) -> Task:
+def _build(where: str, row: dict) -> Task:
     try:
         return Task(**row)
     except (ValidationError, ValueError) as exc:
-        raise TaskLoadError(f"{path}:{lineno}: {exc}") from exc
+        raise TaskLoadError(f"{where}: {exc}") from exc
 
 
 @register_loader("jsonl")
 def load_jsonl(path: str) -> list[Task]:
     """aesenv's own task format: one `Task` JSON object per line."""
-    return [_build(path, n, row) for n, row in _read_jsonl(path)]
+    return [_build(where, row) for where, row in _rows(path)]
 
 
 @register_loader("opendesign")
 def load_opendesign(path: str) -> list[Task]:
     """OpenDesign's `all_prompt.jsonl`: `{"id", "prompt", "category"}` per line."""
     tasks = []
-    for n, row in _read_jsonl(path):
+    for where, row in _rows(path):
         missing = {"id", "prompt", "category"} - row.keys()
         if missing:
-            raise TaskLoadError(f"{path}:{n}: OpenDesign row lacks {sorted(missing)}")
+            raise TaskLoadError(f"{where}: OpenDesign row lacks {sorted(missing)}")
         tasks.append(
-            _build(path, n, {"id": str(row["id"]), "prompt": row["prompt"],
+            _build(where, {"id": str(row["id"]), "prompt": row["prompt"],
                              "category": row["category"], "source": "opendesign"})
         )
     return tasks
@@ -105,7 +88,7 @@ def load_tasks(spec: str) -> list[Task]:
 
 
 def _sniff(path: str) -> list[Task]:
-    for _, row in _read_jsonl(path):
+    for _, row in _rows(path):
         if set(row) <= {"id", "prompt", "category"}:
             return load_opendesign(path)
         return load_jsonl(path)
