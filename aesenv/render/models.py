@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+import io
 from enum import Enum
 from typing import Any
 
+from PIL import Image
 from pydantic import BaseModel, Field
 
 
@@ -99,7 +102,7 @@ class Rendering(BaseModel):
     error: str = ""
     attempts: int = 1
     stages_timed_out: list[str] = Field(default_factory=list)
-    viewport_png: bytes | None = Field(default=None, repr=False)
+    viewport: tuple[int, int] = (1280, 960)
     full_page_png: bytes | None = Field(default=None, repr=False)
     captured_height: int = 0
     height_capped: bool = False
@@ -117,7 +120,20 @@ class Rendering(BaseModel):
 
     @property
     def has_screenshot(self) -> bool:
-        return self.full_page_png is not None or self.viewport_png is not None
+        return self.full_page_png is not None
+
+    @functools.cached_property
+    def viewport_png(self) -> bytes | None:
+        """The first screen: the top of the full-page capture (one capture serves both)."""
+        if self.full_page_png is None:
+            return None
+        image = Image.open(io.BytesIO(self.full_page_png))
+        width, height = self.viewport
+        if image.height <= height:
+            return self.full_page_png
+        buf = io.BytesIO()
+        image.crop((0, 0, width, height)).save(buf, "PNG")
+        return buf.getvalue()
 
     def summary(self) -> dict[str, Any]:
         """The part of a rendering that belongs in a reward record."""

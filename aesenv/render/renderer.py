@@ -9,6 +9,7 @@ has its own deadline; a page that hangs a stage is cut off and captured as far a
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import functools
 import hashlib
@@ -16,7 +17,7 @@ import json
 import logging
 import mimetypes
 import time
-from datetime import datetime, timedelta
+from datetime import datetime
 from importlib import resources
 from typing import Protocol
 
@@ -34,7 +35,8 @@ from aesenv.render.models import (ConsoleEntry, DomElement, MobileProbe, PageMet
 log = logging.getLogger(__name__)
 
 ORIGIN = "https://artifact.aesenv.invalid"
-_JS = {name: (resources.files("aesenv.render") / name).read_text() for name in ("snapshot.js", "mobile_probe.js")}
+_JS = {name: (resources.files("aesenv.render") / name).read_text()
+       for name in ("snapshot.js", "mobile_probe.js", "freeze_animations.js")}
 
 
 class RenderConfig(BaseModel):
@@ -145,7 +147,8 @@ class Renderer:
         self._slots = asyncio.Semaphore(self.config.concurrency)
         self._watchdog = MemoryWatchdog(self.config.max_renderer_memory_mb)
         self._warm: list[tuple[BrowserContext, Page]] = []
-        self._refills: set[asyncio.Task] = set()
+        self._warming = 0
+        self._background: set[asyncio.Task] = set()
         self.launches = 0
 
     async def __aenter__(self) -> "Renderer":
@@ -183,9 +186,7 @@ class Renderer:
             self.launches += 1
 
     async def close(self) -> None:
-        for task in list(self._refills):
-            task.cancel()
-        await asyncio.gather(*self._refills, return_exceptions=True)
+        await asyncio.gather(*self._background, return_exceptions=True)
         self._warm.clear()
         with contextlib.suppress(Exception):
             if self._browser:
@@ -260,38 +261,50 @@ class Renderer:
                 break
         else:
             ctx, page = await self._blank_page()
-        if len(self._warm) + len(self._refills) < self.config.warm_pages:
-            task = asyncio.ensure_future(self._refill())
-            self._refills.add(task)
-            task.add_done_callback(self._refills.discard)
+        if len(self._warm) + self._warming < self.config.warm_pages:
+            self._track(self._refill())
         return ctx, page
 
     async def _refill(self) -> None:
-        with contextlib.suppress(PlaywrightError, AssertionError):
-            self._warm.append(await self._blank_page())
+        self._warming += 1
+        try:
+            with contextlib.suppress(PlaywrightError, AssertionError):
+                self._warm.append(await self._blank_page())
+        finally:
+            self._warming -= 1
 
     async def _render(self, site: dict[str, bytes | str], entry: str, seed: int, trace: _Trace) -> Rendering:
         cfg = self.config
         async with trace.stage("context"):
             ctx, page = await self._take_page()
         try:
-            await ctx.add_init_script(f"({_PAGE_PRELUDE})({int(seed)})")
-            await ctx.route("**/*", lambda route: self._route(route, site, trace, page))
-            self._watch(page, trace)
-            if cfg.freeze_time:
-                # Install, then jump to a fixed instant a second later: the few real milliseconds
-                # between the two calls must not leak into the page's clock.
-                epoch = datetime.fromisoformat(cfg.clock_epoch.replace("Z", "+00:00"))
-                await page.clock.install(time=epoch)
-                await page.clock.pause_at(epoch + timedelta(seconds=1))
-            cdp = await ctx.new_cdp_session(page)
+            async with trace.stage("setup"):
+                await ctx.add_init_script(f"({_PAGE_PRELUDE})({int(seed)})")
+                await ctx.route("**/*", lambda route: self._route(route, site, trace, page))
+                self._watch(page, trace)
+                if cfg.freeze_time:
+                    # `pause_at` alone installs the fake clock already paused; an `install`
+                    # first would let a few real milliseconds leak into every document's clock.
+                    epoch = datetime.fromisoformat(cfg.clock_epoch.replace("Z", "+00:00"))
+                    await page.clock.pause_at(epoch)
+                cdp = await ctx.new_cdp_session(page)
             result = await self._capture(page, cdp, entry, trace)
             result.provenance = self.provenance
             result.libraries = library_usage(result.requests).model_dump()
             return result
         finally:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(ctx.close(), 5)
+            self._track(self._close_context(ctx))
+
+    def _track(self, coro) -> None:
+        """Background work (closing used contexts, warming new ones) that `close()` awaits."""
+        task = asyncio.ensure_future(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    @staticmethod
+    async def _close_context(ctx: BrowserContext) -> None:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(ctx.close(), 5)
 
     def _watch(self, page: Page, trace: _Trace) -> None:
         def on_dialog(dialog) -> None:
@@ -385,15 +398,15 @@ class Renderer:
                                    cfg.snapshot_timeout_s, trace, cdp)
         metrics = PageMetrics(**snap["metrics"]) if isinstance(snap, dict) else PageMetrics()
         elements = [DomElement(**e) for e in snap["elements"]] if isinstance(snap, dict) else []
-        viewport_png = await self._bounded("viewport_shot", page.screenshot(
-            type="png", caret="hide", animations="disabled", timeout=cfg.capture_timeout_s * 1000),
-            cfg.capture_timeout_s, trace, cdp)
         doc_height = int(metrics.doc_height or cfg.viewport_height)
         captured = max(cfg.viewport_height, min(doc_height, cfg.max_full_page_height))
-        full_png = await self._bounded("full_page_shot", page.screenshot(
-            type="png", caret="hide", animations="disabled", full_page=True, timeout=cfg.capture_timeout_s * 1000,
-            clip={"x": 0, "y": 0, "width": cfg.viewport_width, "height": captured}),
+        await self._bounded("freeze_animations", page.evaluate(_JS["freeze_animations.js"]),
+                            cfg.snapshot_timeout_s, trace, cdp)
+        shot = await self._bounded("screenshot", cdp.send("Page.captureScreenshot", {
+            "format": "png", "optimizeForSpeed": True, "captureBeyondViewport": True, "fromSurface": True,
+            "clip": {"x": 0, "y": 0, "width": cfg.viewport_width, "height": captured, "scale": 1}}),
             cfg.capture_timeout_s, trace, cdp)
+        full_png = base64.b64decode(shot["data"]) if isinstance(shot, dict) and "data" in shot else None
         mobile = None
         with contextlib.suppress(PlaywrightError):
             await page.set_viewport_size({"width": cfg.mobile_width, "height": cfg.mobile_height})
@@ -406,9 +419,8 @@ class Renderer:
         error = "; ".join(problems)
         return Rendering(
             status=status, error=error, stages_timed_out=trace.timed_out,
-            viewport_png=viewport_png if isinstance(viewport_png, bytes) else None,
-            full_page_png=full_png if isinstance(full_png, bytes) else None,
-            captured_height=captured if isinstance(full_png, bytes) else 0,
+            viewport=(cfg.viewport_width, cfg.viewport_height),
+            full_page_png=full_png, captured_height=captured if full_png else 0,
             height_capped=doc_height > cfg.max_full_page_height,
             elements=elements, elements_truncated=bool(snap and snap.get("truncated")),
             metrics=metrics, mobile=mobile, console=trace.console, page_errors=trace.page_errors,
