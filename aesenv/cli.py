@@ -95,7 +95,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
     if not artifact.renderable:
         print(f"error: not a renderable page: {artifact.reason or artifact.kind.value}", file=sys.stderr)
         return 2
-    config = RenderConfig(viewport_width=args.width, viewport_height=args.height)
+    config = RenderConfig(viewport_width=args.width, viewport_height=args.height, online=args.online)
 
     async def go():
         async with Renderer(config) as r:
@@ -123,10 +123,11 @@ def _task_from_args(args: argparse.Namespace):
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
+    from aesenv.render import RenderConfig
     from aesenv.rewards import PipelineConfig, RewardPipeline
 
     task = _task_from_args(args)
-    config = PipelineConfig(judge=args.judge, reward=args.reward)
+    config = PipelineConfig(judge=args.judge, reward=args.reward, render=RenderConfig(online=args.online))
     raw = _read_page(args.page)
 
     async def go():
@@ -151,13 +152,16 @@ def _cmd_score(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
+    from aesenv.render import RenderConfig
+    from aesenv.rewards import PipelineConfig
     from aesenv.runner import run_and_report
     from aesenv.tasks import load_tasks
     from policies import make_policy
 
     tasks = load_tasks(args.tasks)[: args.limit or None]
     policy = make_policy(args.policy)
-    summary = asyncio.run(run_and_report(tasks, policy, args.out, concurrency=args.concurrency,
+    config = PipelineConfig(render=RenderConfig(online=args.online))
+    summary = asyncio.run(run_and_report(tasks, policy, args.out, config=config, concurrency=args.concurrency,
                                          title=f"aesenv demo: {policy.name} on {args.tasks}"))
     print(f"{summary['n_total']} episodes, mean reward {summary['reward_mean']}, "
           f"static mean {summary['static_total_mean']}, good rate {summary['good_rate']}, "
@@ -194,6 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(fn=_cmd_doctor)
 
     p = sub.add_parser("render", help="render a page to a PNG")
+    p.add_argument("--online", action="store_true", help="let unknown hosts through to the real network")
     p.add_argument("page", help="HTML file (or model answer containing one), - for stdin")
     p.add_argument("-o", "--output", required=True)
     p.add_argument("--full-page", action="store_true")
@@ -203,6 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(fn=_cmd_render)
 
     p = sub.add_parser("score", help="score a page (or model answer) and print its RewardRecord")
+    p.add_argument("--online", action="store_true", help="let unknown hosts through to the real network")
     p.add_argument("page", help="HTML file (or model answer containing one), - for stdin")
     p.add_argument("--prompt")
     p.add_argument("--category", default="Website")
@@ -215,6 +221,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(fn=_cmd_score)
 
     p = sub.add_parser("demo", help="run a policy on a task suite; write summary.json and report.html")
+    p.add_argument("--online", action="store_true", help="let unknown hosts through to the real network")
     p.add_argument("--tasks", default="builtin:web")
     p.add_argument("--policy", default="template")
     p.add_argument("--out", default="runs/demo")

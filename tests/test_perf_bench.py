@@ -109,6 +109,7 @@ async def test_quick_run_writes_sane_perf_json(tmp_path):
     result = await perf.run_perf(tmp_path, rounds=1, pages=list(perf.QUICK_PAGES), concurrency_levels=(1, 2),
                                  memory_renders=40, progress=False)
     data = json.loads((tmp_path / "perf.json").read_text())
+    assert "fatal_error" not in data
     assert data["headline"] == result["headline"]
     n = len(perf.QUICK_PAGES)
     for way in ("opendesign", "aesenv_sequential"):

@@ -1,5 +1,6 @@
 import io
 
+import pytest
 from PIL import Image
 
 from aesenv.render import ORIGIN, RenderStatus, RequestOutcome
@@ -88,3 +89,25 @@ async def test_modern_color_spaces_are_reported_as_srgb(renderer):
     assert p.color.startswith("rgb(") and p.background.startswith("rgb(")
     red, green, blue = (int(v) for v in p.color[4:-1].split(","))
     assert blue > 200 and red < 80
+
+
+async def test_formats_tiles_and_coverage_for_tall_pages(renderer):
+    tall = "<html><body style='margin:0'><div style='height:20000px;background:linear-gradient(red,blue)'></div></body></html>"
+    r = await renderer.render(tall)
+    assert r.coverage == pytest.approx(8000 / r.metrics.doc_height, abs=1e-3)
+    assert r.summary()["coverage"] == r.coverage
+    jpeg = r.image("jpeg", quality=70, max_height=2000)
+    assert jpeg[:3] == b"\xff\xd8\xff" and Image.open(io.BytesIO(jpeg)).size == (1280, 2000)
+    assert r.image("webp")[8:12] == b"WEBP"
+    tiles = r.tiles()
+    assert len(tiles) == 9 and Image.open(io.BytesIO(tiles[0])).size == (1280, 960)
+    assert Image.open(io.BytesIO(tiles[-1])).size == (1280, 8000 - 8 * 960)
+
+
+async def test_online_mode_lets_requests_through_and_logs_them():
+    from aesenv.render import RenderConfig, Renderer, RequestOutcome
+
+    async with Renderer(RenderConfig(online=True, navigation_timeout_s=5), resolvers=[]) as r:
+        rendering = await r.render("<html><body><img src='http://127.0.0.1:9/x.png' alt='' /></body></html>")
+    outcomes = {q.url: q.outcome for q in rendering.requests}
+    assert outcomes["http://127.0.0.1:9/x.png"] is RequestOutcome.NETWORK

@@ -22,6 +22,7 @@ class RequestOutcome(str, Enum):
     SERVED = "served"            # from the artifact's own files on the virtual origin
     SERVED_LOCAL = "served_local"  # a vendored copy of a known library
     BLOCKED = "blocked"
+    NETWORK = "network"          # fetched from the real network (only with `online=True`)
     MISSING = "missing"          # asked for a file the artifact does not have
 
 
@@ -95,6 +96,13 @@ class PageMetrics(BaseModel):
     headings: list[dict[str, Any]] = Field(default_factory=list)
 
 
+def _encode(image: Image.Image, fmt: str, quality: int = 80) -> bytes:
+    fmt = {"jpg": "jpeg"}.get(fmt.lower(), fmt.lower())
+    buf = io.BytesIO()
+    image.convert("RGB" if fmt == "jpeg" else image.mode).save(buf, fmt.upper(), quality=quality)
+    return buf.getvalue()
+
+
 class Rendering(BaseModel):
     """Everything the reward channels may look at, from one isolated render."""
 
@@ -122,6 +130,35 @@ class Rendering(BaseModel):
     def has_screenshot(self) -> bool:
         return self.full_page_png is not None
 
+    @property
+    def coverage(self) -> float:
+        """Share of the page's height that the full-page capture shows (below 1 when capped)."""
+        if not self.full_page_png:
+            return 0.0
+        return round(min(1.0, self.captured_height / max(self.metrics.doc_height, 1.0)), 4)
+
+    def image(self, fmt: str = "png", *, quality: int = 80, max_height: int | None = None) -> bytes | None:
+        """The full-page capture in the consumer's format: PNG for pixel verifiers, JPEG or
+        WebP (smaller, cheaper to send) for VLM judges; optionally cut to `max_height`."""
+        if self.full_page_png is None:
+            return None
+        image = Image.open(io.BytesIO(self.full_page_png))
+        if max_height is not None and image.height > max_height:
+            image = image.crop((0, 0, image.width, max_height))
+        elif fmt.lower() == "png":
+            return self.full_page_png
+        return _encode(image, fmt, quality)
+
+    def tiles(self, tile_height: int | None = None, fmt: str = "png") -> list[bytes]:
+        """The capture cut into screens (default: the viewport height), top to bottom, for
+        judges that take several images instead of one very tall one."""
+        if self.full_page_png is None:
+            return []
+        image = Image.open(io.BytesIO(self.full_page_png))
+        step = tile_height or self.viewport[1]
+        return [_encode(image.crop((0, top, image.width, min(top + step, image.height))), fmt)
+                for top in range(0, image.height, step)]
+
     @functools.cached_property
     def viewport_png(self) -> bytes | None:
         """The first screen: the top of the full-page capture (one capture serves both)."""
@@ -131,9 +168,7 @@ class Rendering(BaseModel):
         width, height = self.viewport
         if image.height <= height:
             return self.full_page_png
-        buf = io.BytesIO()
-        image.crop((0, 0, width, height)).save(buf, "PNG")
-        return buf.getvalue()
+        return _encode(image.crop((0, 0, width, height)), "png")
 
     def summary(self) -> dict[str, Any]:
         """The part of a rendering that belongs in a reward record."""
@@ -144,6 +179,7 @@ class Rendering(BaseModel):
             "stages_timed_out": self.stages_timed_out,
             "page_height": self.metrics.doc_height,
             "captured_height": self.captured_height,
+            "coverage": self.coverage,
             "height_capped": self.height_capped,
             "elements": len(self.elements),
             "console_errors": [c.text[:300] for c in self.console if c.type == "error"][:20],

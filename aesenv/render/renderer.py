@@ -65,6 +65,9 @@ class RenderConfig(BaseModel):
     warm_pages: int = 2
     retries: int = 1
     max_renderer_memory_mb: int = 2048
+    # Offline is the default: unknown hosts are blocked. `online` lets them through to the real
+    # network (logged as `network`) for users who want pages exactly as a browser would see them.
+    online: bool = False
 
 
 # Runs before any page script: seeded randomness, and no real popups.
@@ -352,6 +355,11 @@ class Renderer:
                 await route.fulfill(status=200, body=body, content_type=ctype,
                                     headers={"access-control-allow-origin": "*"})
                 return
+        if self.config.online and url.startswith(("http://", "https://")):
+            trace.requests.append(RequestEntry(url=url[:2000], resource_type=request.resource_type,
+                                               outcome=RequestOutcome.NETWORK))
+            await route.continue_()
+            return
         trace.requests.append(RequestEntry(url=url[:2000], resource_type=request.resource_type,
                                            outcome=RequestOutcome.BLOCKED))
         await route.abort("blockedbyclient")
