@@ -110,6 +110,7 @@ class Rendering(BaseModel):
     error: str = ""
     attempts: int = 1
     stages_timed_out: list[str] = Field(default_factory=list)
+    settled_ms: int = 0  # virtual time the page ran after load before capture
     viewport: tuple[int, int] = (1280, 960)
     full_page_png: bytes | None = Field(default=None, repr=False)
     captured_height: int = 0
@@ -177,6 +178,7 @@ class Rendering(BaseModel):
             "error": self.error,
             "attempts": self.attempts,
             "stages_timed_out": self.stages_timed_out,
+            "settled_ms": self.settled_ms,
             "page_height": self.metrics.doc_height,
             "captured_height": self.captured_height,
             "coverage": self.coverage,

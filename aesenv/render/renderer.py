@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import dataclasses
 import functools
 import hashlib
 import json
@@ -35,6 +36,7 @@ from aesenv.render.models import (ConsoleEntry, DomElement, MobileProbe, PageMet
 log = logging.getLogger(__name__)
 
 ORIGIN = "https://artifact.aesenv.invalid"
+SETTLE_STEP_MS = 100
 _JS = {name: (resources.files("aesenv.render") / name).read_text()
        for name in ("snapshot.js", "mobile_probe.js", "freeze_animations.js")}
 
@@ -55,6 +57,7 @@ class RenderConfig(BaseModel):
     freeze_time: bool = True
     clock_epoch: str = "2025-01-01T12:00:00Z"
     settle_ms: int = 800
+    settle_budget_s: float = 1.5
     seed: int = 0
     navigation_timeout_s: float = 10.0
     settle_timeout_s: float = 3.0
@@ -69,6 +72,19 @@ class RenderConfig(BaseModel):
     # network (logged as `network`) for users who want pages exactly as a browser would see them.
     online: bool = False
 
+
+# Browsers never run a repeating timer more often than every 4 ms, and clamp deeply nested
+# timeouts too; the fake clock would run a zero-delay interval, or a timeout that re-arms itself
+# with 0, forever within one step. Registered after the clock, so it wraps the fake timers.
+_CLAMP_TIMERS = """(() => {
+  const interval = self.setInterval, timeout = self.setTimeout;
+  self.setInterval = function setInterval(handler, delay, ...args) {
+    return interval.call(this, handler, Math.max(4, Number(delay) || 0), ...args);
+  };
+  self.setTimeout = function setTimeout(handler, delay, ...args) {
+    return timeout.call(this, handler, Math.max(1, Number(delay) || 0), ...args);
+  };
+})()"""
 
 # Runs before any page script: seeded randomness, and no real popups.
 _PAGE_PRELUDE = """(seed) => {
@@ -110,6 +126,18 @@ def _leaves_the_page(request, page: Page) -> bool:
         return False
 
 
+@dataclasses.dataclass
+class _Prepared:
+    """A set-up page waiting for its render; `site` and `trace` are filled when it is taken."""
+
+    ctx: BrowserContext
+    page: Page
+    cdp: object
+    seed: int
+    site: dict[str, bytes | str] = dataclasses.field(default_factory=dict)
+    trace: "_Trace" = dataclasses.field(default_factory=lambda: _Trace())
+
+
 class _Trace:
     """Collects what happens in one render (requests, console, errors, timings)."""
 
@@ -122,6 +150,7 @@ class _Trace:
         self.timed_out: list[str] = []
         self.failed: dict[str, str] = {}
         self.crashed = False
+        self.settled_ms = 0
 
     @contextlib.asynccontextmanager
     async def stage(self, name: str):
@@ -149,7 +178,7 @@ class Renderer:
         self._launch_lock = asyncio.Lock()
         self._slots = asyncio.Semaphore(self.config.concurrency)
         self._watchdog = MemoryWatchdog(self.config.max_renderer_memory_mb)
-        self._warm: list[tuple[BrowserContext, Page]] = []
+        self._warm: list[_Prepared] = []
         self._warming = 0
         self._background: set[asyncio.Task] = set()
         self.launches = 0
@@ -246,57 +275,67 @@ class Renderer:
                          requests=trace.requests, dialogs=trace.dialogs, timings_ms=trace.timings,
                          provenance=self.provenance)
 
-    async def _blank_page(self) -> tuple[BrowserContext, Page]:
+    async def _prepared_page(self, seed: int) -> _Prepared:
+        """A fresh context and page, fully set up but not navigated: seeded prelude, routing,
+        event watchers, paused clock, CDP session. The render that takes it fills its slot."""
         cfg = self.config
         assert self._browser is not None
         ctx = await self._browser.new_context(
             viewport={"width": cfg.viewport_width, "height": cfg.viewport_height},
             device_scale_factor=cfg.device_scale_factor, service_workers="block",
             accept_downloads=False, java_script_enabled=True, reduced_motion="no-preference")
-        return ctx, await ctx.new_page()
+        try:
+            await ctx.add_init_script(f"({_PAGE_PRELUDE})({int(seed)})")
+            page = await ctx.new_page()
+            prepared = _Prepared(ctx, page, None, seed)
+            await ctx.route("**/*", lambda route: self._route(route, prepared))
+            self._watch(prepared)
+            if cfg.freeze_time:
+                # `pause_at` alone installs the fake clock already paused; an `install` first
+                # would let a few real milliseconds leak into every document's clock.
+                await page.clock.pause_at(datetime.fromisoformat(cfg.clock_epoch.replace("Z", "+00:00")))
+                await page.add_init_script(_CLAMP_TIMERS)
+            prepared.cdp = await ctx.new_cdp_session(page)
+            return prepared
+        except BaseException:
+            self._track(self._close_context(ctx))
+            raise
 
-    async def _take_page(self) -> tuple[BrowserContext, Page]:
-        """A fresh, never-navigated context+page: from the warm set when one is ready (made
-        ahead of demand in the background), otherwise made now. Never reused across renders."""
+    async def _take_page(self, seed: int) -> _Prepared:
+        """A prepared page for this render: from the warm set (made ahead of demand, in the
+        background) when one with this seed is ready, otherwise made now. Never reused."""
+        prepared = None
         while self._warm:
-            ctx, page = self._warm.pop()
-            if ctx.browser is self._browser and self._browser is not None and self._browser.is_connected():
+            candidate = self._warm.pop()
+            if candidate.ctx.browser is self._browser and self._browser.is_connected() and candidate.seed == seed:
+                prepared = candidate
                 break
-        else:
-            ctx, page = await self._blank_page()
+            self._track(self._close_context(candidate.ctx))
+        if prepared is None:
+            prepared = await self._prepared_page(seed)
         if len(self._warm) + self._warming < self.config.warm_pages:
             self._track(self._refill())
-        return ctx, page
+        return prepared
 
     async def _refill(self) -> None:
         self._warming += 1
         try:
             with contextlib.suppress(PlaywrightError, AssertionError):
-                self._warm.append(await self._blank_page())
+                self._warm.append(await self._prepared_page(self.config.seed))
         finally:
             self._warming -= 1
 
     async def _render(self, site: dict[str, bytes | str], entry: str, seed: int, trace: _Trace) -> Rendering:
-        cfg = self.config
-        async with trace.stage("context"):
-            ctx, page = await self._take_page()
+        async with trace.stage("setup"):
+            prepared = await self._take_page(seed)
+        prepared.site, prepared.trace = site, trace
         try:
-            async with trace.stage("setup"):
-                await ctx.add_init_script(f"({_PAGE_PRELUDE})({int(seed)})")
-                await ctx.route("**/*", lambda route: self._route(route, site, trace, page))
-                self._watch(page, trace)
-                if cfg.freeze_time:
-                    # `pause_at` alone installs the fake clock already paused; an `install`
-                    # first would let a few real milliseconds leak into every document's clock.
-                    epoch = datetime.fromisoformat(cfg.clock_epoch.replace("Z", "+00:00"))
-                    await page.clock.pause_at(epoch)
-                cdp = await ctx.new_cdp_session(page)
-            result = await self._capture(page, cdp, entry, trace)
+            result = await self._capture(prepared.page, prepared.cdp, entry, trace)
             result.provenance = self.provenance
             result.libraries = library_usage(result.requests).model_dump()
             return result
         finally:
-            self._track(self._close_context(ctx))
+            self._track(self._close_context(prepared.ctx))
 
     def _track(self, coro) -> None:
         """Background work (closing used contexts, warming new ones) that `close()` awaits."""
@@ -309,22 +348,31 @@ class Renderer:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(ctx.close(), 5)
 
-    def _watch(self, page: Page, trace: _Trace) -> None:
+    @staticmethod
+    def _watch(prepared: _Prepared) -> None:
         def on_dialog(dialog) -> None:
-            trace.dialogs += 1
+            prepared.trace.dialogs += 1
             asyncio.ensure_future(dialog.dismiss())
 
-        page.on("console", lambda m: trace.console.append(ConsoleEntry(type=m.type, text=m.text[:2000]))
-                if len(trace.console) < 200 else None)
-        page.on("pageerror", lambda e: trace.page_errors.append(str(e)[:2000]) if len(trace.page_errors) < 100 else None)
+        def on_console(message) -> None:
+            if len(prepared.trace.console) < 200:
+                prepared.trace.console.append(ConsoleEntry(type=message.type, text=message.text[:2000]))
+
+        def on_error(error) -> None:
+            if len(prepared.trace.page_errors) < 100:
+                prepared.trace.page_errors.append(str(error)[:2000])
+
+        page = prepared.page
+        page.on("console", on_console)
+        page.on("pageerror", on_error)
         page.on("dialog", on_dialog)
         page.on("popup", lambda p: asyncio.ensure_future(p.close()))
-        page.on("crash", lambda _: setattr(trace, "crashed", True))
+        page.on("crash", lambda _: setattr(prepared.trace, "crashed", True))
 
-    async def _route(self, route: Route, site: dict[str, bytes | str], trace: _Trace, page: Page) -> None:
-        request = route.request
+    async def _route(self, route: Route, prepared: _Prepared) -> None:
+        request, site, trace = route.request, prepared.site, prepared.trace
         url = request.url
-        if _leaves_the_page(request, page) and not url.startswith(ORIGIN + "/"):
+        if _leaves_the_page(request, prepared.page) and not url.startswith(ORIGIN + "/"):
             # A 204 cancels the navigation and keeps the artifact on screen: we judge the page
             # the model wrote, not an error page or whatever it tried to leave for.
             trace.requests.append(RequestEntry(url=url[:2000], resource_type=request.resource_type,
@@ -388,22 +436,32 @@ class Renderer:
         await page.evaluate("""() => document.readyState === "complete" || new Promise(
             (done) => addEventListener("load", () => done(true), { once: true }))""")
 
-    async def _settle(self, page: Page) -> None:
+    async def _settle(self, page: Page, trace: _Trace) -> None:
         """Fonts loaded, then a fixed slice of the page's (virtual) time: timers, animation
-        frames and late DOM work run to the same point on every render."""
+        frames and late DOM work run to the same point on every render. Time is advanced in
+        steps; a page too heavy to reach `settle_ms` within `settle_budget_s` (software WebGL
+        draws each frame on the CPU) is captured where it got, and `settled_ms` says where."""
         await page.evaluate("() => document.fonts ? document.fonts.ready.then(() => true) : true")
-        if self.config.freeze_time:
-            await page.clock.run_for(self.config.settle_ms)
-        else:
+        if not self.config.freeze_time:
             await page.evaluate("""async () => { for (let i = 0; i < 3; i++)
                 await new Promise(r => requestAnimationFrame(() => r())); }""")
+            return
+        deadline = time.perf_counter() + self.config.settle_budget_s
+        while trace.settled_ms < self.config.settle_ms and time.perf_counter() < deadline:
+            step = min(SETTLE_STEP_MS, self.config.settle_ms - trace.settled_ms)
+            await page.clock.run_for(step)
+            trace.settled_ms += step
 
     async def _capture(self, page: Page, cdp, entry: str, trace: _Trace) -> Rendering:
         cfg = self.config
         await self._bounded("navigate", self._open(page, entry), cfg.navigation_timeout_s, trace, cdp)
-        await self._bounded("settle", self._settle(page), cfg.settle_timeout_s, trace, cdp)
-        snap = await self._bounded("snapshot", page.evaluate(_JS["snapshot.js"], cfg.max_dom_nodes),
+        await self._bounded("settle", self._settle(page, trace), cfg.settle_timeout_s, trace, cdp)
+        snap = await self._bounded("snapshot", page.evaluate(
+            f"(n) => JSON.stringify(({_JS['snapshot.js']})(n))", cfg.max_dom_nodes),
                                    cfg.snapshot_timeout_s, trace, cdp)
+        # The snapshot crosses as one JSON string: Playwright's per-value protocol validation of
+        # a large object costs more than the snapshot itself.
+        snap = json.loads(snap) if isinstance(snap, str) else None
         metrics = PageMetrics(**snap["metrics"]) if isinstance(snap, dict) else PageMetrics()
         elements = [DomElement(**e) for e in snap["elements"]] if isinstance(snap, dict) else []
         doc_height = int(metrics.doc_height or cfg.viewport_height)
@@ -426,7 +484,7 @@ class Renderer:
         problems += [f"{stage} failed: {why}" for stage, why in trace.failed.items()]
         error = "; ".join(problems)
         return Rendering(
-            status=status, error=error, stages_timed_out=trace.timed_out,
+            status=status, error=error, stages_timed_out=trace.timed_out, settled_ms=trace.settled_ms,
             viewport=(cfg.viewport_width, cfg.viewport_height),
             full_page_png=full_png, captured_height=captured if full_png else 0,
             height_capped=doc_height > cfg.max_full_page_height,
