@@ -59,8 +59,9 @@ async def run_episodes(tasks: list[Task], policy: Policy, out_dir: str | Path, *
                     policy_error = ""
                 scored = await pipeline.score(task, text)
                 record = scored.record
-                if policy_error:
-                    record.failure = policy_error
+                if policy_error:  # no answer is not a bad answer: keep it out of the means
+                    record = record.model_copy(update={"status": "infra_error", "reward": None,
+                                                       "normalized": None, "failure": policy_error})
                 png = scored.rendering.full_page_png if scored.rendering else None
                 if png:
                     name = f"{_safe(task.id)}.png"
@@ -122,7 +123,7 @@ def summarize(records: list[RewardRecord], *, wall_s: float | None = None, extra
         "n_infra_error": sum(r.status == "infra_error" for r in records),
         "per_category": {cat: block(rs) for cat, rs in sorted(per_category.items())},
         "failures": dict(failures),
-        "median_score_ms": _mean([statistics.median([r.timings_ms.get("total", 0) for r in records])]) if records else None,
+        "median_score_ms": round(statistics.median(r.timings_ms.get("total", 0) for r in records), 1) if records else None,
         "provenance": records[0].provenance if records else {},
     }
     if wall_s is not None:

@@ -1,9 +1,12 @@
 """The one way aesenv renders a page: async Playwright over one long-lived Chromium.
 
-Every render gets a fresh browser context (no state leaks between episodes), the page is
-served from a virtual origin (never `file://`), every other request goes through the asset
-resolvers (vendored libraries, a later layer) and is otherwise blocked and logged. Each stage
-has its own deadline; a page that hangs a stage is cut off and captured as far as it got.
+Every render gets a fresh browser context (no state leaks between episodes), prepared ahead of
+demand. The page is served from a virtual origin (never `file://`); every other request goes
+through the asset resolvers (the vendored CDN mirror) and is otherwise blocked and logged. The
+page's clock is paused and advanced in virtual time, its randomness seeded, its animations
+stopped before capture, so the same page gives the same pixels. Each stage has its own
+deadline; a page that hangs a stage is cut off and captured as far as it got. A crashed or
+wedged browser is relaunched and the render retried once before it is an infra failure.
 """
 
 from __future__ import annotations
@@ -28,10 +31,10 @@ from playwright.async_api import async_playwright
 from pydantic import BaseModel
 
 from aesenv.render.browser import CHROMIUM_ARGS, BrowserBinary, find_chromium
-from aesenv.render.vendor import library_usage
-from aesenv.render.watchdog import MemoryWatchdog
 from aesenv.render.models import (ConsoleEntry, DomElement, MobileProbe, PageMetrics, Rendering,
                                   RenderStatus, RequestEntry, RequestOutcome)
+from aesenv.render.vendor import library_usage
+from aesenv.render.watchdog import MemoryWatchdog
 
 log = logging.getLogger(__name__)
 
