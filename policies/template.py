@@ -1077,15 +1077,20 @@ requestAnimationFrame(loop);
 """
 
 
+def _lead_and_chips(b: Brief, tail: str, feats: list[str]) -> tuple[str, str]:
+    """The hero sentence, and chips for the prompt terms the page does not show elsewhere."""
+    lead = f"{_cap(b.phrases[0] if b.phrases else b.subject)}. {tail}"
+    shown = " ".join([b.title, lead] + feats).lower()
+    chips = "".join(f"<li>{e(_cap(t))}</li>" for t in b.extra_terms(shown)[:8])
+    return lead, chips
+
+
 def game(b: Brief) -> tuple[str, str, str]:
     light = mix(b.accent, "#ffffff", 0.45)
     feats = [_cap(p) for p in b.features(6)]
     how = ["Press Start (or Space) to begin.", "Collect the gold orbs: 10 points each.",
            "Dodge the red blocks: one touch ends the run.", "Every 50 points another block joins in."]
-    lead = f"{_cap(b.phrases[0] if b.phrases else b.subject)}. Move, collect, survive: how long can you last?"
-    shown = " ".join([b.title, lead] + feats).lower()
-    extra = b.extra_terms(shown)
-    chips = "".join(f"<li>{e(_cap(t))}</li>" for t in extra[:8])
+    lead, chips = _lead_and_chips(b, "Move, collect, survive: how long can you last?", feats)
     body = (page_header(b, "Arcade", lead)
             + '<main class="container game">'
             + '<div class="stage"><canvas id="game-canvas" width="800" height="500" tabindex="0" '
@@ -1202,10 +1207,7 @@ def design_3d(b: Brief) -> tuple[str, str, str]:
                       for d, s in (("left", "&larr;"), ("up", "&uarr;"), ("down", "&darr;"), ("right", "&rarr;")))
     buttons += ('<button class="btn btn-small btn-ghost" type="button" data-rotate="reset">Reset</button>'
                 '<button class="btn btn-small btn-ghost" id="pause-btn" type="button" aria-pressed="false">Pause spin</button>')
-    lead = f"{_cap(b.phrases[0] if b.phrases else b.subject)}. Drag the object, or use the buttons and arrow keys."
-    shown = " ".join([b.title, lead] + feats).lower()
-    extra = b.extra_terms(shown)
-    chips = "".join(f"<li>{e(_cap(t))}</li>" for t in extra[:8])
+    lead, chips = _lead_and_chips(b, "Drag the object, or use the buttons and arrow keys.", feats)
     body = (page_header(b, "3D scene", lead)
             + '<main class="container layout">'
             + '<div class="scene" id="scene" role="group" aria-label="Rotating 3D model: drag to turn it">'
