@@ -221,7 +221,11 @@ class Renderer:
             self.launches += 1
 
     async def close(self) -> None:
-        await asyncio.gather(*self._background, return_exceptions=True)
+        # Background work on a dead browser can wait forever; give it a bounded grace period.
+        if self._background:
+            _, pending = await asyncio.wait(set(self._background), timeout=10)
+            for task in pending:
+                task.cancel()
         self._warm.clear()
         with contextlib.suppress(Exception):
             if self._browser:
@@ -323,8 +327,8 @@ class Renderer:
     async def _refill(self) -> None:
         self._warming += 1
         try:
-            with contextlib.suppress(PlaywrightError, AssertionError):
-                self._warm.append(await self._prepared_page(self.config.seed))
+            with contextlib.suppress(PlaywrightError, AssertionError, asyncio.TimeoutError):
+                self._warm.append(await asyncio.wait_for(self._prepared_page(self.config.seed), 15))
         finally:
             self._warming -= 1
 
