@@ -453,9 +453,15 @@ class Renderer:
             await page.evaluate("""async () => { for (let i = 0; i < 3; i++)
                 await new Promise(r => requestAnimationFrame(() => r())); }""")
             return
-        deadline = time.perf_counter() + self.config.settle_budget_s
+        start = time.perf_counter()
+        deadline = start + self.config.settle_budget_s
         while trace.settled_ms < self.config.settle_ms and time.perf_counter() < deadline:
-            step = min(SETTLE_STEP_MS, self.config.settle_ms - trace.settled_ms)
+            remaining = self.config.settle_ms - trace.settled_ms
+            step = min(SETTLE_STEP_MS, remaining)
+            if trace.settled_ms:  # light pages take the rest in one call (each call is a round trip)
+                cost_per_ms = (time.perf_counter() - start) / trace.settled_ms
+                if cost_per_ms * remaining < (deadline - time.perf_counter()) / 2:
+                    step = remaining
             await page.clock.run_for(step)
             trace.settled_ms += step
 
