@@ -101,9 +101,8 @@ def summarize(records: list[RewardRecord], *, wall_s: float | None = None, extra
             "reward_mean": _mean([r.reward for r in rs if r.reward is not None]),
             "normalized_mean": _mean([r.normalized for r in rs if r.normalized is not None]),
             "static_total_mean": _mean(totals),
-            "alignment_mean": _mean([float(s.payload.get("alignment", 0)) for s in static if "alignment" in s.payload]),
-            "aesthetics_mean": _mean([float(s.payload.get("aesthetics", 0)) for s in static if "aesthetics" in s.payload]),
-            "structure_mean": _mean([float(s.payload.get("structure", 0)) for s in static if "structure" in s.payload]),
+            **{f"{part}_mean": _mean([float(s.payload[part]) for s in static if part in s.payload])
+               for part in ("alignment", "aesthetics", "structure")},
             "good_rate": round(sum(t >= GOOD_THRESHOLD for t in totals) / len(totals), 4) if totals else None,
             "execution_pass_rate": _mean([1.0 if e.raw == 1 else 0.0 for e in execution]),
         }
