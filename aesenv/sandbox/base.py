@@ -1,0 +1,114 @@
+"""The sandbox contract: limits, run records, the backend protocol and the backend registry.
+
+Untrusted code (model-written plot scripts, later project commands) only ever runs through a
+`Sandbox`. Backends never raise for bad user code and never raise for their own failures either:
+those come back as `RunStatus.INFRA_ERROR` records, so a broken sandbox is masked, not scored 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import Enum
+from typing import Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+from aesenv.registry import Registry
+
+
+class SandboxLimits(BaseModel):
+    """Per-run limits; every one is enforced by both backends."""
+
+    timeout_s: float = Field(20.0, gt=0)  # wall clock; the whole process tree is killed at the deadline
+    cpu_s: int = Field(20, gt=0)
+    memory_mb: int = Field(1024, gt=0)
+    max_file_mb: int = Field(64, gt=0)
+    max_procs: int = Field(64, gt=0)
+    max_output_bytes: int = Field(256_000, gt=0)  # stdout/stderr each; beyond it the run is killed
+
+
+class RunStatus(str, Enum):
+    OK = "ok"
+    ERROR = "error"  # the user's code raised or exited non-zero
+    TIMEOUT = "timeout"
+    KILLED = "killed"  # a limit was hit: memory, cpu, processes, file size, output
+    INFRA_ERROR = "infra_error"  # our side failed; never a score
+
+
+class Isolation(BaseModel):
+    """What the backend could actually enforce on this machine (recorded in every run)."""
+
+    network: bool = False  # no route to any host, loopback included
+    filesystem: bool = False  # writes confined to the workspace (separate unprivileged uid)
+    detail: str = ""
+
+
+class Figure(BaseModel):
+    name: str  # "figure-1.png", "plotly-1.json", ...
+    kind: Literal["matplotlib", "plotly"]
+    png: bytes | None = None  # matplotlib: PNG rendered with Agg
+    plotly_json: str | None = None  # plotly: fig.to_json(); the host turns it into a PNG
+    meta: dict = {}  # matplotlib: figure_meta.describe(fig), or {"error": ...}
+
+
+class _Run(BaseModel):
+    status: RunStatus
+    stdout: str = ""
+    stderr: str = ""
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+    reason: str = ""  # one line: why not ok
+    duration_ms: float = 0
+    backend: str = ""
+    isolation: Isolation = Isolation()
+
+    @property
+    def ok(self) -> bool:
+        return self.status is RunStatus.OK
+
+
+class PlotRun(_Run):
+    figures: list[Figure] = []
+    traceback: str = ""  # the user's code's traceback, if it raised
+    imported: list[str] = []  # top-level modules the script imported (for allowed-library checks)
+
+    @classmethod
+    def infra_error(cls, reason: str, backend: str = "") -> PlotRun:
+        return cls(status=RunStatus.INFRA_ERROR, reason=reason, backend=backend)
+
+
+class CommandRun(_Run):
+    exit_code: int | None = None
+    files_out: dict[str, bytes] = {}  # every regular file left in the workspace (size-capped)
+
+    @classmethod
+    def infra_error(cls, reason: str, backend: str = "") -> CommandRun:
+        return cls(status=RunStatus.INFRA_ERROR, reason=reason, backend=backend)
+
+
+@runtime_checkable
+class Sandbox(Protocol):
+    name: str
+
+    async def start(self) -> None:
+        """Start the warm workers (idempotent); later runs pay no start-up."""
+
+    async def close(self) -> None:
+        """Kill every process and container this sandbox started."""
+
+    async def run_plot(self, code: str, files: dict[str, bytes], limits: SandboxLimits | None = None) -> PlotRun:
+        """Run a plot script in a fresh workspace holding `files`; collect its figures."""
+
+    async def run(self, argv: list[str], files: dict[str, bytes], limits: SandboxLimits | None = None) -> CommandRun:
+        """Run a command in a fresh workspace holding `files`; return the files it left."""
+
+
+SANDBOXES: Registry[Callable[..., Sandbox]] = Registry("sandbox")
+
+
+def make_sandbox(name: str = "local", **kwargs: object) -> Sandbox:
+    """A sandbox backend by name ("local" or "docker"); not started yet."""
+    import aesenv.sandbox.docker  # noqa: F401 - registers "docker"
+    import aesenv.sandbox.local  # noqa: F401 - registers "local"
+
+    return SANDBOXES[name](**kwargs)
