@@ -21,6 +21,7 @@ import json
 import logging
 import mimetypes
 import time
+from collections.abc import AsyncIterator
 from datetime import datetime
 from importlib import resources
 from typing import Protocol
@@ -31,6 +32,7 @@ from playwright.async_api import async_playwright
 from pydantic import BaseModel
 
 from aesenv.render.browser import CHROMIUM_ARGS, BrowserBinary, find_chromium
+from aesenv.render.live import LivePage, Session
 from aesenv.render.models import (ConsoleEntry, DomElement, MobileProbe, PageMetrics, Rendering,
                                   RenderStatus, RequestEntry, RequestOutcome)
 from aesenv.render.vendor import library_usage
@@ -239,36 +241,62 @@ class Renderer:
                      entry: str = "index.html", seed: int | None = None) -> Rendering:
         """Render one page. Never raises for a bad page. When the browser fails (crash,
         disconnect, wedge) it is relaunched and the page retried; then it is INFRA_ERROR."""
-        site = {entry: html, **(files or {})}
-        seed = self.config.seed if seed is None else seed
         async with self._slots:
-            for attempt in range(1, self.config.retries + 2):
-                result = await self._attempt(site, entry, seed)
-                result.attempts = attempt
-                if result.status is not RenderStatus.INFRA_ERROR:
-                    break
-                log.warning("render attempt %d failed on our side: %s", attempt, result.error)
-            return result
+            rendering, _ = await self._render_with_retries({entry: html, **(files or {})}, entry, seed, False)
+            return rendering
 
-    async def _attempt(self, site: dict[str, bytes | str], entry: str, seed: int) -> Rendering:
+    @contextlib.asynccontextmanager
+    async def session(self, html: str, *, files: dict[str, bytes | str] | None = None,
+                      entry: str = "index.html", seed: int | None = None) -> AsyncIterator[Session]:
+        """Render one page and keep it open while the block runs (for interaction agents):
+        `async with renderer.session(html) as (rendering, live): ...`. `live` is None when
+        there is no page to act on (our side failed, or the page crashed). Holds a
+        concurrency slot throughout."""
+        async with self._slots:
+            rendering, prepared = await self._render_with_retries(
+                {entry: html, **(files or {})}, entry, seed, True)
+            if prepared is None:
+                yield Session(rendering, None)
+                return
+            try:
+                with self._watchdog:
+                    yield Session(rendering, LivePage(prepared.page, prepared.cdp, prepared.trace,
+                                                      self.config.freeze_time))
+            finally:
+                self._track(self._close_context(prepared.ctx))
+
+    async def _render_with_retries(self, site: dict[str, bytes | str], entry: str, seed: int | None,
+                                   keep_open: bool) -> tuple[Rendering, _Prepared | None]:
+        seed = self.config.seed if seed is None else seed
+        for attempt in range(1, self.config.retries + 2):
+            result, prepared = await self._attempt(site, entry, seed, keep_open)
+            result.attempts = attempt
+            if result.status is not RenderStatus.INFRA_ERROR:
+                break
+            log.warning("render attempt %d failed on our side: %s", attempt, result.error)
+        return result, prepared
+
+    async def _attempt(self, site: dict[str, bytes | str], entry: str, seed: int,
+                       keep_open: bool) -> tuple[Rendering, _Prepared | None]:
         try:
             await self.start()
         except Exception as exc:  # noqa: BLE001 - any launch failure is an infra failure
-            return Rendering(status=RenderStatus.INFRA_ERROR, error=f"browser launch failed: {exc}")
+            return Rendering(status=RenderStatus.INFRA_ERROR, error=f"browser launch failed: {exc}"), None
         trace = _Trace()
         try:
             with self._watchdog:
-                return await asyncio.wait_for(self._render(site, entry, seed, trace), self.config.total_timeout_s)
+                return await asyncio.wait_for(self._render(site, entry, seed, trace, keep_open),
+                                              self.config.total_timeout_s)
         except asyncio.TimeoutError:
             await self._discard_browser("wedged: a render exceeded its total deadline")
-            return self._failed(RenderStatus.INFRA_ERROR, "render exceeded its total deadline", trace)
+            return self._failed(RenderStatus.INFRA_ERROR, "render exceeded its total deadline", trace), None
         except PlaywrightError as exc:
             if trace.crashed:
                 return self._failed(RenderStatus.CRASHED, "the page crashed its renderer (memory or a "
-                                    "renderer bug); it was killed", trace)
+                                    "renderer bug); it was killed", trace), None
             if self._browser is None or not self._browser.is_connected():
                 await self._discard_browser("disconnected")
-            return self._failed(RenderStatus.INFRA_ERROR, f"browser error: {exc.message.splitlines()[0]}", trace)
+            return self._failed(RenderStatus.INFRA_ERROR, f"browser error: {exc.message.splitlines()[0]}", trace), None
 
     async def _discard_browser(self, why: str) -> None:
         log.warning("restarting the browser (%s)", why)
@@ -332,17 +360,25 @@ class Renderer:
         finally:
             self._warming -= 1
 
-    async def _render(self, site: dict[str, bytes | str], entry: str, seed: int, trace: _Trace) -> Rendering:
+    async def _render(self, site: dict[str, bytes | str], entry: str, seed: int, trace: _Trace,
+                      keep_open: bool) -> tuple[Rendering, _Prepared | None]:
         async with trace.stage("setup"):
             prepared = await self._take_page(seed)
         prepared.site, prepared.trace = site, trace
+        kept = False
         try:
             result = await self._capture(prepared.page, prepared.cdp, entry, trace)
             result.provenance = self.provenance
             result.libraries = library_usage(result.requests).model_dump()
-            return result
+            if keep_open and not trace.crashed:
+                # The capture ends on the phone-width probe; agents act at the judging size.
+                cfg = self.config
+                await prepared.page.set_viewport_size({"width": cfg.viewport_width, "height": cfg.viewport_height})
+                kept = True
+            return result, prepared if kept else None
         finally:
-            self._track(self._close_context(prepared.ctx))
+            if not kept:
+                self._track(self._close_context(prepared.ctx))
 
     def _track(self, coro) -> None:
         """Background work (closing used contexts, warming new ones) that `close()` awaits."""

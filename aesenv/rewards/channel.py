@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from aesenv.artifact import Artifact
 from aesenv.registry import Registry
+from aesenv.render.live import LivePage
 from aesenv.render.models import Rendering
 from aesenv.tasks import Task
 
@@ -57,14 +58,19 @@ class ChannelResult(BaseModel):
 
 @dataclass
 class Evidence:
-    """What channels get to look at for one sample. `rendering` is None when nothing rendered."""
+    """What channels get to look at for one sample. `rendering` is None when nothing rendered;
+    `live` is the still-open page, present only when a channel asked for it (see below)."""
 
     task: Task
     artifact: Artifact
     rendering: Rendering | None
+    live: LivePage | None = None
 
 
 class RewardChannel(Protocol):
+    """`needs_live_page = True` on a channel makes the pipeline keep the page open (and
+    occupying a render slot) while channels run, and pass it as `Evidence.live`."""
+
     name: str
 
     async def score(self, evidence: Evidence) -> ChannelResult: ...

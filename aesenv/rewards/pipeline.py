@@ -101,19 +101,29 @@ class RewardPipeline:
         start = time.perf_counter()
         artifact = extract_artifact(text)
         timings["extract"] = round((time.perf_counter() - start) * 1000, 1)
-        rendering = None
-        if artifact.renderable:
+        if not artifact.renderable:
+            results, rendering = await self._judge(Evidence(task, artifact, None), timings), None
+        elif any(getattr(c, "needs_live_page", False) for c in self.channels):
+            t = time.perf_counter()
+            async with self.renderer.session(artifact.code) as (rendering, live):
+                timings["render"] = round((time.perf_counter() - t) * 1000, 1)
+                results = await self._judge(Evidence(task, artifact, rendering, live), timings)
+        else:
             t = time.perf_counter()
             rendering = await self.renderer.render(artifact.code)
             timings["render"] = round((time.perf_counter() - t) * 1000, 1)
-        t = time.perf_counter()
-        evidence = Evidence(task=task, artifact=artifact, rendering=rendering)
-        results = await asyncio.gather(*(self._run_channel(c, evidence) for c in self.channels))
-        timings["channels"] = round((time.perf_counter() - t) * 1000, 1)
+            results = await self._judge(Evidence(task, artifact, rendering), timings)
         timings["total"] = round((time.perf_counter() - start) * 1000, 1)
         channels = {c.name: r for c, r in zip(self.channels, results)}
         record = self._record(task, artifact, rendering, channels, timings)
         return Scored(record=record, rendering=rendering, artifact=artifact)
+
+    async def _judge(self, evidence: Evidence, timings: dict[str, float]) -> list[ChannelResult]:
+        """Every channel on the same evidence, concurrently."""
+        t = time.perf_counter()
+        results = await asyncio.gather(*(self._run_channel(c, evidence) for c in self.channels))
+        timings["channels"] = round((time.perf_counter() - t) * 1000, 1)
+        return list(results)
 
     async def _run_channel(self, channel: RewardChannel, evidence: Evidence) -> ChannelResult:
         try:

@@ -1,0 +1,84 @@
+"""A rendered page kept open for interaction: what the interactive agents act on.
+
+`Renderer.session(html)` yields a `Session`: the `Rendering` (exactly what `Renderer.render`
+returns) and the `LivePage` it came from, whose context is closed when the block ends. The page keeps everything
+the render set up: hermetic routing, seeded randomness, dismissed dialogs, blocked popups, and
+the paused clock, so after an action the agent must `advance` virtual time for timers and
+animation frames to run. Every call on the page goes through `bounded`, which stops the
+page's JavaScript when it overruns, so a hostile page cannot hang an agent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import dataclasses
+from collections.abc import Awaitable
+from typing import Any, NamedTuple, TypeVar
+
+from playwright.async_api import Error as PlaywrightError, Page
+from playwright.async_api import TimeoutError as PlaywrightTimeoutError
+
+from aesenv.render.models import Rendering
+
+T = TypeVar("T")
+
+
+class PageStalled(RuntimeError):
+    """A call on the live page overran its deadline; the page's JavaScript was stopped."""
+
+
+@dataclasses.dataclass
+class LivePage:
+    page: Page
+    cdp: Any
+    trace: Any
+    freeze_time: bool = True
+
+    @property
+    def page_errors(self) -> list[str]:
+        """Uncaught page errors so far, growing as the agent acts (the render's are first)."""
+        return self.trace.page_errors
+
+    @property
+    def dialogs(self) -> int:
+        return self.trace.dialogs
+
+    async def bounded(self, call: Awaitable[T], timeout_s: float = 5.0) -> T:
+        """Run one call on the page under a deadline; on expiry stop the page's scripts."""
+        try:
+            return await asyncio.wait_for(call, timeout_s)
+        except (asyncio.TimeoutError, PlaywrightTimeoutError) as exc:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.cdp.send("Runtime.terminateExecution"), 2)
+            raise PageStalled(f"the page did not answer within {timeout_s}s") from exc
+
+    async def advance(self, ms: int, timeout_s: float = 5.0) -> None:
+        """Let `ms` of the page's time pass: virtual time when the clock is frozen."""
+        if self.freeze_time:
+            await self.bounded(self.page.clock.run_for(ms), timeout_s)
+        else:
+            await self.bounded(self.page.wait_for_timeout(ms), timeout_s + ms / 1000)
+
+    async def screenshot(self, fmt: str = "png", *, quality: int = 80, timeout_s: float = 10.0) -> bytes:
+        """The current viewport (what a user sees), PNG or JPEG."""
+        params: dict[str, Any] = {"format": fmt, "optimizeForSpeed": True}
+        if fmt != "png":
+            params["quality"] = quality
+        shot = await self.bounded(self.cdp.send("Page.captureScreenshot", params), timeout_s)
+        return base64.b64decode(shot["data"])
+
+    async def evaluate(self, script: str, arg: Any = None, timeout_s: float = 5.0) -> Any:
+        return await self.bounded(self.page.evaluate(script, arg), timeout_s)
+
+    async def alive(self) -> bool:
+        """Whether the page still answers (not crashed, not closed)."""
+        with contextlib.suppress(PlaywrightError, PageStalled):
+            return bool(await self.evaluate("() => true", timeout_s=2))
+        return False
+
+
+class Session(NamedTuple):
+    rendering: Rendering
+    live: LivePage | None
