@@ -1,0 +1,1 @@
+"""Plots: figure description (runs inside the sandbox) and the offline plot-quality judge."""
