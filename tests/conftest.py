@@ -1,6 +1,7 @@
 import pytest_asyncio
 
 from aesenv.render import RenderConfig, Renderer
+from support.openai_server import openai_server  # noqa: F401 - fixture: a scripted OpenAI-compatible server
 
 
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
