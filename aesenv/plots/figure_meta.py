@@ -181,7 +181,7 @@ def _axes(ax, index: int, renderer, geo: _Geometry, dpi: float) -> tuple[dict, l
         pts = _cap(_densify(pts) if drawn else pts, MAX_POINTS_PER_ARTIST)
         points.append(pts)
         series.append({"kind": "line", "label": line.get_label(), "color": _hex(line.get_color()),
-                       "alpha": line.get_alpha(), "n": len(line.get_xydata()),
+                       "alpha": line.get_alpha(), "n": len(line.get_xydata()), "drawn": drawn,
                        "linewidth": round(float(line.get_linewidth()), 2)})
     for coll in ax.collections:
         if not coll.get_visible():

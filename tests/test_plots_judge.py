@@ -1,0 +1,200 @@
+"""The offline plot judge orders a clean plot above the same plot with one defect.
+
+Figures are drawn in-process here (the sandbox is not under test): each case builds a clean
+chart and a copy with one measurable defect, and the judge must score the clean one higher.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+from pathlib import Path
+
+import pytest
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from aesenv.plots.judge import OfflinePlotJudge  # noqa: E402
+from aesenv.sandbox.base import Figure  # noqa: E402
+from aesenv.tasks import Task  # noqa: E402
+
+_spec = importlib.util.spec_from_file_location(
+    "figure_meta_standalone", Path(__file__).parents[1] / "aesenv" / "plots" / "figure_meta.py")
+figure_meta = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(figure_meta)
+
+RNG = np.random.default_rng(7)
+MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+REGIONS = {r: 100 + np.cumsum(RNG.normal(4, 9, 12)) for r in ("North", "South", "West")}
+PRODUCTS = ["Laptops", "Phones", "Tablets", "Monitors", "Printers"]
+SALES = np.array([42.0, 55.0, 23.0, 31.0, 12.0])
+
+
+def draw(build) -> list[Figure]:
+    """Run a drawing function, return its figures as the sandbox would."""
+    plt.close("all")
+    build()
+    out = []
+    for i, num in enumerate(plt.get_fignums(), 1):
+        fig = plt.figure(num)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png")
+        out.append(Figure(name=f"figure-{i}.png", kind="matplotlib", png=buf.getvalue(),
+                          meta=figure_meta.describe(fig, layout=False)))
+    plt.close("all")
+    return out
+
+
+def line(legend="outside", size=11, labels=True, colors=None, title_y=None, extra_empty=False):
+    def build():
+        fig, axes = plt.subplots(1, 2 if extra_empty else 1, figsize=(9, 5), constrained_layout=title_y is None,
+                                 squeeze=False)
+        ax = axes[0][0]
+        for i, (region, y) in enumerate(REGIONS.items()):
+            ax.plot(MONTHS, y, label=region, linewidth=2, color=colors[i] if colors else None)
+        if labels:
+            ax.set_title("Monthly revenue by region", fontsize=size + 3, y=title_y or 1.0)
+            ax.set_xlabel("Month", fontsize=size)
+            ax.set_ylabel("Revenue (k$)", fontsize=size)
+        ax.tick_params(labelsize=size)
+        if legend == "outside":
+            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=size)
+        elif legend == "center":
+            ax.legend(loc="center", fontsize=size + 4, framealpha=1)
+    return build
+
+
+def bars(rotate=True, long_names=False, legend_on_bars=False):
+    names = [f"{p} and accessories division" for p in PRODUCTS] if long_names else PRODUCTS
+
+    def build():
+        fig, ax = plt.subplots(figsize=(7, 5), constrained_layout=True)
+        ax.bar(names, SALES, color="#3b6ea5", label="2024 sales")
+        ax.bar(names, SALES * 0.6, color="#e39b3b", label="2023 sales")
+        ax.set_title("Sales by product")
+        ax.set_xlabel("Product")
+        ax.set_ylabel("Units sold (k)")
+        ax.legend(loc="lower center" if legend_on_bars else "upper left",
+                  bbox_to_anchor=None if legend_on_bars else (1.01, 1))
+        if rotate:
+            ax.tick_params(axis="x", labelrotation=30 if long_names else 0)
+            for label in ax.get_xticklabels():
+                label.set_horizontalalignment("right" if long_names else "center")
+    return build
+
+
+def scatter(alpha=0.8, color="#1f77b4"):
+    def build():
+        fig, ax = plt.subplots(figsize=(7, 5), constrained_layout=True)
+        x = RNG.normal(170, 8, 120)
+        ax.scatter(x, x * 0.9 - 90 + RNG.normal(0, 6, 120), alpha=alpha, color=color)
+        ax.set_title("Height vs weight")
+        ax.set_xlabel("Height (cm)")
+        ax.set_ylabel("Weight (kg)")
+    return build
+
+
+def pie(small_font=False):
+    def build():
+        fig, ax = plt.subplots(figsize=(6, 6), constrained_layout=True)
+        ax.pie(SALES, labels=PRODUCTS, autopct="%1.0f%%", textprops={"fontsize": 4 if small_font else 11})
+        ax.set_title("Share of units sold by product")
+    return build
+
+
+def panels(layout=True):
+    def build():
+        fig, axes = plt.subplots(2, 2, figsize=(8, 6), constrained_layout=layout)
+        for ax, (region, y) in zip(axes.flat, list(REGIONS.items()) + [("Total", sum(REGIONS.values()))]):
+            ax.plot(MONTHS, y)
+            ax.set_title(f"{region} revenue", fontsize=13)
+            ax.set_xlabel("Month", fontsize=12)
+            ax.set_ylabel("Revenue (k$)", fontsize=12)
+            ax.tick_params(labelsize=11)
+        fig.suptitle("Revenue by region")
+    return build
+
+
+LINE_TASK = Task(id="line", kind="plot", category="Data Visualization",
+                 prompt="Line chart of monthly revenue for the North, South and West regions.")
+BAR_TASK = Task(id="bar", kind="plot", category="Data Visualization",
+                prompt="Bar chart comparing units sold per product in 2023 and 2024.")
+SCATTER_TASK = Task(id="scatter", kind="plot", category="Data Visualization",
+                    prompt="Scatter plot of height against weight.")
+PIE_TASK = Task(id="pie", kind="plot", category="Data Visualization",
+                prompt="Pie chart of the share of units sold by product.")
+PANEL_TASK = Task(id="panels", kind="plot", category="Data Visualization",
+                  prompt="A 2x2 grid of subplots with monthly revenue per region and the total.")
+
+# (name, task, clean drawing, degraded drawing, the metric that must explain the drop)
+PAIRS = [
+    ("legend over the data", LINE_TASK, line(), line(legend="center"), "legend_overlap"),
+    ("tiny fonts", LINE_TASK, line(), line(size=4), "font_size"),
+    ("no title or axis labels", LINE_TASK, line(), line(labels=False), "axis_labels"),
+    ("indistinguishable series colours", LINE_TASK, line(), line(colors=["#1f77b4", "#1f77b5", "#2077b4"]), "palette"),
+    ("series colour on the background", LINE_TASK, line(), line(colors=["#1f77b4", "#fdfdf0", "#d62728"]), "palette"),
+    ("title pushed off the figure", LINE_TASK, line(), line(title_y=1.35), "clipping"),
+    ("an empty extra panel", LINE_TASK, line(), line(extra_empty=True), "empty_axes"),
+    ("colliding long tick labels", BAR_TASK, bars(long_names=True), bars(rotate=False, long_names=True),
+     "tick_collisions"),
+    ("legend on the bars", BAR_TASK, bars(), bars(legend_on_bars=True), "legend_overlap"),
+    ("no legend for two series", BAR_TASK, bars(), None, "legend"),
+    ("near-invisible points", SCATTER_TASK, scatter(), scatter(color="#f4f4f4"), "palette"),
+    ("tiny pie labels", PIE_TASK, pie(), pie(small_font=True), "font_size"),
+    ("panels colliding without layout", PANEL_TASK, panels(), panels(layout=False), "text_overlaps"),
+    ("line instead of the requested bars", BAR_TASK, bars(), line(), "chart_kind"),
+]
+
+
+def _no_legend_bars():
+    bars()()
+    plt.gca().get_legend().remove()
+
+
+@pytest.mark.parametrize("name,task,clean,degraded,metric", PAIRS, ids=[p[0] for p in PAIRS])
+def test_clean_plot_outscores_its_degraded_copy(name, task, clean, degraded, metric):
+    judge = OfflinePlotJudge()
+    good = judge.judge_sync(task, draw(clean))
+    bad = judge.judge_sync(task, draw(degraded or _no_legend_bars))
+    assert good.total > bad.total, (name, good.rationale, bad.rationale)
+    group = next(g for g in ("alignment", "aesthetics", "structure") if metric in good.evidence[g])
+    assert bad.evidence[group][metric]["points"] < good.evidence[group][metric]["points"], bad.evidence[group][metric]
+
+
+def test_judge_is_deterministic_and_capped():
+    figures = draw(line())
+    a = OfflinePlotJudge().judge_sync(LINE_TASK, figures)
+    b = OfflinePlotJudge().judge_sync(LINE_TASK, figures)
+    assert a == b
+    assert a.total <= 85.0 + 1e-6
+    assert "proxy" in a.rationale
+
+
+def test_nothing_plotted_scores_no_design_points():
+    def build():
+        plt.subplots()
+
+    judgement = OfflinePlotJudge().judge_sync(LINE_TASK, draw(build))
+    assert judgement.aesthetics == 0 and judgement.structure == 0
+    assert judgement.evidence["alignment"]["data"]["points"] == 0
+
+
+def test_missing_description_is_judged_empty_not_crashed():
+    broken = Figure(name="figure-1.png", kind="matplotlib", png=None, meta={"error": "describe raised"})
+    judgement = OfflinePlotJudge().judge_sync(LINE_TASK, [broken])
+    assert judgement.total < 20
+    assert "describe raised" in " ".join(judgement.evidence["notes"])
+
+
+def test_plotly_figure_is_judged_from_json_with_unmeasured_geometry():
+    plotly = pytest.importorskip("plotly.graph_objects")
+    fig = plotly.Figure([plotly.Bar(x=PRODUCTS, y=SALES, name="2024"), plotly.Bar(x=PRODUCTS, y=SALES * 0.6, name="2023")])
+    fig.update_layout(title="Units sold per product", xaxis_title="Product", yaxis_title="Units (k)")
+    judgement = OfflinePlotJudge().judge_sync(BAR_TASK, [Figure(name="plotly-1.json", kind="plotly",
+                                                                plotly_json=fig.to_json())])
+    assert judgement.evidence["alignment"]["chart_kind"]["found"] == ["bar"]
+    assert judgement.evidence["structure"]["legend_overlap"]["measured"] is False
+    assert judgement.total > 50
