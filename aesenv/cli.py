@@ -127,7 +127,10 @@ def _cmd_score(args: argparse.Namespace) -> int:
     from aesenv.rewards import PipelineConfig, RewardPipeline
 
     task = _task_from_args(args)
-    config = PipelineConfig(judge=args.judge, reward=args.reward, render=RenderConfig(online=args.online))
+    judge_options = {key: value for key, value in (("base_url", args.judge_base_url), ("samples", args.judge_samples))
+                     if value is not None}
+    config = PipelineConfig(judge=args.judge, judge_options=judge_options, reward=args.reward,
+                            render=RenderConfig(online=args.online))
     raw = _read_page(args.page)
 
     async def go():
@@ -214,7 +217,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--category", default="Website")
     p.add_argument("--task", help="a Task JSON file instead of --prompt/--category")
     p.add_argument("--task-id", default="cli")
-    p.add_argument("--judge", default="offline")
+    p.add_argument("--judge", default="offline",
+                   help="offline (default) or openai:<model> (a VLM over the OpenAI-compatible API; "
+                        "key from OPENAI_API_KEY, endpoint from OPENAI_BASE_URL)")
+    p.add_argument("--judge-base-url", help="OpenAI-compatible endpoint for openai:<model> (e.g. a vLLM server)")
+    p.add_argument("--judge-samples", type=int, help="ask the VLM judge k times and take the median (e.g. 3)")
     p.add_argument("--reward", default="paper", choices=["paper", "normalized"])
     p.add_argument("--screenshot", help="also write the full-page screenshot here")
     p.add_argument("--json", action="store_true")

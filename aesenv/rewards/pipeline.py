@@ -11,6 +11,7 @@ import platform
 import time
 from dataclasses import dataclass
 from importlib import metadata
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -28,6 +29,7 @@ from aesenv.tasks import Task
 class PipelineConfig(BaseModel):
     channels: list[str] = Field(default_factory=lambda: ["execution", "static", "interactive"])
     judge: str = "offline"
+    judge_options: dict[str, Any] = Field(default_factory=dict)  # e.g. {"samples": 3} for openai:<model>
     reward: str = "paper"
     channel_timeout_s: float = 60.0
     render: RenderConfig = Field(default_factory=RenderConfig)
@@ -63,7 +65,7 @@ class RewardPipeline:
                  judge: StaticJudge | None = None, linter: HtmlHint | None = None) -> None:
         self.config = config or PipelineConfig()
         self.renderer = renderer or Renderer(self.config.render)
-        self.judge = judge or make_judge(self.config.judge)
+        self.judge = judge or make_judge(self.config.judge, **self.config.judge_options)
         self.linter = linter or HtmlHint()
         self.channels: list[RewardChannel] = [
             CHANNELS[name](linter=self.linter, judge=self.judge, renderer=self.renderer)
@@ -83,6 +85,9 @@ class RewardPipeline:
     async def close(self) -> None:
         await self.linter.close()
         await self.renderer.close()
+        close_judge = getattr(self.judge, "close", None)  # VLM judges hold an HTTP client
+        if close_judge is not None:
+            await close_judge()
 
     def provenance(self) -> dict[str, str]:
         return {
