@@ -1,1 +1,48 @@
-"""Plots: figure description (runs inside the sandbox) and the offline plot-quality judge."""
+"""Plots: the figure description that runs inside the sandbox, and the plot judges.
+
+Plot judges are built from the same spec string as page judges (`PipelineConfig.judge`):
+`offline` (default, `judge.OfflinePlotJudge`) or `openai:<model>` (`vlm.VlmPlotJudge`, which
+compares against the task's ground-truth image when there is one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from aesenv.judges.base import StaticJudgement
+from aesenv.registry import Registry
+from aesenv.sandbox.base import Figure
+from aesenv.tasks import Task
+
+
+class PlotJudge(Protocol):
+    """Scores a script's figures against its task on the 40/30/30 rubric."""
+
+    name: str
+    version: str
+
+    async def judge(self, task: Task, figures: list[Figure]) -> StaticJudgement: ...
+
+
+PlotJudgeFactory = Callable[..., PlotJudge]
+PLOT_JUDGES: Registry[PlotJudgeFactory] = Registry("plot judge")
+
+
+@PLOT_JUDGES.register("offline")
+def _offline(_: str, **options: Any) -> PlotJudge:
+    from aesenv.plots.judge import OfflinePlotJudge
+
+    if options:
+        raise ValueError(f"the offline plot judge takes no options (got {sorted(options)})")
+    return OfflinePlotJudge()
+
+
+def make_plot_judge(spec: str, **options: Any) -> PlotJudge:
+    name, _, arg = spec.partition(":")
+    if name not in PLOT_JUDGES:
+        raise ValueError(f"unknown plot judge {spec!r}; available: {list(PLOT_JUDGES)}")
+    return PLOT_JUDGES[name](arg, **options)
+
+
+__all__ = ["PLOT_JUDGES", "PlotJudge", "make_plot_judge"]

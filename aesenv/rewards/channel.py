@@ -13,6 +13,7 @@ from aesenv.artifact import Artifact
 from aesenv.registry import Registry
 from aesenv.render.live import LivePage
 from aesenv.render.models import Rendering
+from aesenv.sandbox.base import PlotRun
 from aesenv.tasks import Task
 
 
@@ -59,12 +60,14 @@ class ChannelResult(BaseModel):
 @dataclass
 class Evidence:
     """What channels get to look at for one sample. `rendering` is None when nothing rendered;
-    `live` is the still-open page, present only when a channel asked for it (see below)."""
+    `live` is the still-open page, present only when a channel asked for it (see below);
+    `plot` is the sandbox run of a plot task's script (None when nothing ran)."""
 
     task: Task
     artifact: Artifact
     rendering: Rendering | None
     live: LivePage | None = None
+    plot: PlotRun | None = None
 
 
 class RewardChannel(Protocol):
@@ -79,3 +82,7 @@ class RewardChannel(Protocol):
 ChannelFactory = Callable[..., RewardChannel]
 CHANNELS: Registry[ChannelFactory] = Registry("reward channel")
 register_channel = CHANNELS.register
+# Plot tasks have their own channels under the same names (and record keys): `execution` and
+# `static` of a plot measure a sandbox run, not a page. The pipeline picks the set by `task.kind`.
+PLOT_CHANNELS: Registry[ChannelFactory] = Registry("plot reward channel")
+CHANNELS_BY_KIND: dict[str, Registry[ChannelFactory]] = {"web": CHANNELS, "plot": PLOT_CHANNELS}

@@ -1,7 +1,8 @@
 """Task loaders, one per source format, found by name in `LOADERS`.
 
-`load_tasks(spec)` takes `builtin:web`, `opendesign:PATH`, `jsonl:PATH` or a bare path
-(`.jsonl` files are sniffed: rows with only id/prompt/category are OpenDesign rows).
+`load_tasks(spec)` takes `builtin:web`, `builtin:plot`, `opendesign:PATH`, `pandasplotbench:PATH`,
+`jsonl:PATH` or a bare path (`.jsonl` files are sniffed: rows with only id/prompt/category are
+OpenDesign rows, rows with `task__plot_description` are PandasPlotBench rows).
 """
 
 from __future__ import annotations
@@ -59,9 +60,35 @@ def load_opendesign(path: str) -> list[Task]:
     return tasks
 
 
+@register_loader("pandasplotbench")
+def load_pandasplotbench(path: str) -> list[Task]:
+    """PandasPlotBench rows (JSONL export of the HF dataset): `id`, `data_csv`,
+    `task__plot_description`, optional `task__plot_style`, `code_data`, `plots_gt` (base64 PNGs).
+    The script runs alone next to `data.csv`, so the dataset's loading code goes into the prompt."""
+    tasks = []
+    for where, row in _rows(path):
+        missing = {"id", "data_csv", "task__plot_description"} - row.keys()
+        if missing:
+            raise TaskLoadError(f"{where}: PandasPlotBench row lacks {sorted(missing)}")
+        parts = [row["task__plot_description"].strip()]
+        if (row.get("task__plot_style") or "").strip():
+            parts.append("Style: " + row["task__plot_style"].strip())
+        if (row.get("code_data") or "").strip():
+            parts.append("The data is in data.csv in the working directory and loads with:\n```python\n"
+                         + row["code_data"].strip() + "\n```")
+        references = row.get("plots_gt") or []
+        if isinstance(references, str):
+            references = [references]
+        tasks.append(_build(where, {
+            "id": f"ppb-{row['id']}", "kind": "plot", "category": "Data Visualization", "prompt": "\n\n".join(parts),
+            "data_files": {"data.csv": row["data_csv"]}, "reference_image": references[0] if references else None,
+            "source": "pandasplotbench"}))
+    return tasks
+
+
 @register_loader("builtin")
 def load_builtin(name: str) -> list[Task]:
-    """A suite shipped inside the package (`builtin:web`)."""
+    """A suite shipped inside the package (`builtin:web`, `builtin:plot`)."""
     name = name or "web"
     ref = resources.files("aesenv.tasks") / "builtin" / f"{name}.jsonl"
     if not ref.is_file():
@@ -91,5 +118,7 @@ def _sniff(path: str) -> list[Task]:
     for _, row in _rows(path):
         if set(row) <= {"id", "prompt", "category"}:
             return load_opendesign(path)
+        if "task__plot_description" in row:
+            return load_pandasplotbench(path)
         return load_jsonl(path)
     raise TaskLoadError(f"{path}: no tasks")

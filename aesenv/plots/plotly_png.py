@@ -1,0 +1,67 @@
+"""Plotly figures to PNG with the renderer's Chromium.
+
+The sandbox returns plotly figures as JSON (`fig.to_json()`); plotly lays them out in a browser.
+We draw them with the same hermetic Chromium that renders pages: a page that loads plotly.js
+from the renderer's virtual origin (the copy bundled with the host's `plotly` package, which is
+the version that wrote the JSON) and calls `Plotly.newPlot` as a static plot at the figure's
+size, then crop the screenshot to that size. Without `plotly` on the host the figure is judged
+from its JSON only, and the figure says so.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import json
+
+from aesenv.render import Renderer
+from aesenv.render.models import RenderStatus
+
+DEFAULT_SIZE = (700, 450)  # plotly's own default figure size
+
+_PAGE = """<!doctype html><html><head><meta charset="utf-8">
+<style>html,body{{margin:0;background:#fff}}</style><script src="plotly.min.js"></script></head>
+<body><div id="plot"></div><script type="application/json" id="spec">{spec}</script>
+<script>
+const fig = JSON.parse(document.getElementById("spec").textContent);
+const layout = Object.assign({{}}, fig.layout || {{}}, {{width: {width}, height: {height}}});
+Plotly.newPlot("plot", fig.data || [], layout, {{staticPlot: true, displayModeBar: false}});
+</script></body></html>"""
+
+
+@functools.lru_cache(maxsize=1)
+def plotly_js() -> bytes | None:
+    try:
+        from plotly.offline import get_plotlyjs
+    except ImportError:
+        return None
+    return get_plotlyjs().encode("utf-8")
+
+
+def figure_size(figure_json: str, max_width: int, max_height: int) -> tuple[int, int]:
+    layout = json.loads(figure_json).get("layout") or {}
+    width = int(layout.get("width") or DEFAULT_SIZE[0])
+    height = int(layout.get("height") or DEFAULT_SIZE[1])
+    return max(50, min(width, max_width)), max(50, min(height, max_height))
+
+
+async def plotly_png(renderer: Renderer, figure_json: str) -> tuple[bytes | None, str]:
+    """(PNG, "") or (None, why not). Never raises for a bad figure."""
+    js = plotly_js()
+    if js is None:
+        return None, "plotly is not installed on the host: judged from its JSON only"
+    try:
+        width, height = figure_size(figure_json, renderer.config.viewport_width, renderer.config.viewport_height)
+    except (ValueError, TypeError, AttributeError) as exc:
+        return None, f"unreadable plotly JSON: {exc}"
+    page = _PAGE.format(spec=figure_json.replace("</", "<\\/"), width=width, height=height)
+    rendering = await renderer.render(page, files={"plotly.min.js": js})
+    if rendering.status is RenderStatus.INFRA_ERROR or rendering.viewport_png is None:
+        return None, f"plotly figure did not render: {rendering.error or rendering.status.value}"
+    if rendering.page_errors:
+        return None, f"plotly.js failed on the figure: {rendering.page_errors[0]}"
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.open(io.BytesIO(rendering.viewport_png)).crop((0, 0, width, height)).save(out, format="PNG")
+    return out.getvalue(), ""

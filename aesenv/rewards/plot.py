@@ -1,0 +1,112 @@
+"""Reward channels of plot tasks: the script's sandbox run, then its figures.
+
+`execution` (AesCoder's execution agent for plots, ±1): the script ran without error, produced at
+least one figure and imported an allowed plotting library. `static` (0–100): a plot judge scores
+the figures (offline metrics by default, a VLM with `openai:<model>`). A sandbox failure on our
+side is `infra_error` in both, never a score.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from aesenv.artifact import ArtifactKind
+from aesenv.plots import PlotJudge
+from aesenv.rewards.channel import PLOT_CHANNELS, ChannelResult, ChannelStatus, Evidence
+from aesenv.sandbox.base import PlotRun, RunStatus
+
+log = logging.getLogger(__name__)
+
+# Top-level modules that count as plotting with an allowed library (pandas plots via matplotlib).
+ALLOWED_LIBRARIES = frozenset({"matplotlib", "seaborn", "plotly", "pandas"})
+TAIL_CHARS = 2000
+
+
+def _failed(raw: float, reason: str, **payload: Any) -> ChannelResult:
+    return ChannelResult(status=ChannelStatus.FAILED, score=0.0, raw=raw, payload={"reason": reason, **payload})
+
+
+def run_summary(run: PlotRun) -> dict[str, Any]:
+    """The run as it goes into a record: no image bytes, output tails only."""
+    return {
+        "run_status": run.status.value,
+        "backend": run.backend,
+        "duration_ms": run.duration_ms,
+        "figures": [{"name": f.name, "kind": f.kind, "png_bytes": len(f.png or b""),
+                     **({"meta_error": f.meta["error"]} if "error" in f.meta else {})} for f in run.figures],
+        "imported": run.imported,
+        "stdout_tail": run.stdout[-TAIL_CHARS:],
+        "stderr_tail": run.stderr[-TAIL_CHARS:],
+        "traceback": run.traceback[-TAIL_CHARS:],
+        "isolation": run.isolation.model_dump(),
+    }
+
+
+def _unusable(evidence: Evidence, raw: float) -> ChannelResult | None:
+    """The shared verdicts of both channels before anything is measured, or None to go on."""
+    artifact, run = evidence.artifact, evidence.plot
+    if artifact.kind is not ArtifactKind.PYTHON:
+        return _failed(raw, f"no Python script: {artifact.reason or artifact.kind.value}")
+    if run is None:
+        return ChannelResult.infra_error("the script was not run")
+    if run.status is RunStatus.INFRA_ERROR:
+        return ChannelResult.infra_error(f"sandbox failed: {run.reason}", backend=run.backend)
+    if run.status is not RunStatus.OK:
+        return _failed(raw, f"the script did not finish ({run.status.value}): {run.reason}", **run_summary(run))
+    if not run.figures:
+        return _failed(raw, "the script ran but produced no figure", **run_summary(run))
+    return None
+
+
+@PLOT_CHANNELS.register("execution")
+class PlotExecutionChannel:
+    name = "execution"
+
+    def __init__(self, **_: object) -> None:
+        pass
+
+    async def score(self, evidence: Evidence) -> ChannelResult:
+        verdict = _unusable(evidence, raw=-1.0)
+        if verdict is not None:
+            return verdict
+        run = evidence.plot
+        used = sorted(ALLOWED_LIBRARIES.intersection(run.imported))
+        payload = {**run_summary(run), "allowed_libraries": sorted(ALLOWED_LIBRARIES), "used": used,
+                   "passed": bool(used)}
+        if not used:
+            return _failed(-1.0, f"no allowed plotting library imported (imported: {run.imported[:10]})", **payload)
+        return ChannelResult(status=ChannelStatus.OK, score=1.0, raw=1.0, payload=payload)
+
+
+@PLOT_CHANNELS.register("static")
+class PlotStaticChannel:
+    name = "static"
+
+    def __init__(self, plot_judge: PlotJudge, **_: object) -> None:
+        self.judge = plot_judge
+
+    async def score(self, evidence: Evidence) -> ChannelResult:
+        verdict = _unusable(evidence, raw=0.0)
+        if verdict is not None:
+            return verdict
+        try:
+            judgement = await self.judge.judge(evidence.task, evidence.plot.figures)
+        except Exception as exc:  # noqa: BLE001 - a judge failure must be masked, not scored
+            log.exception("plot judge failed")
+            return ChannelResult.infra_error(f"judge {self.judge.name} failed: {type(exc).__name__}: {exc}")
+        payload = {
+            "judge": self.judge.name,
+            "judge_version": self.judge.version,
+            "alignment": judgement.alignment,
+            "aesthetics": judgement.aesthetics,
+            "structure": judgement.structure,
+            "total": judgement.total,
+            "rationale": judgement.rationale,
+            "evidence": judgement.evidence,
+        }
+        empty = judgement.evidence.get("presence", 1) == 0
+        if empty:
+            payload["reason"] = "the figures show no data"
+        return ChannelResult(status=ChannelStatus.FAILED if empty else ChannelStatus.OK,
+                             score=round(judgement.total / 100.0, 6), raw=judgement.total, payload=payload)
