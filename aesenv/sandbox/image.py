@@ -1,0 +1,90 @@
+"""Build the Docker sandbox image locally, with no registry: debootstrap a Debian root filesystem
+with Python and the plotting stack from apt, prune it, and `docker import` it.
+
+The image holds only the OS and libraries; the worker's code is handed to each container when it
+starts, so editing the worker never needs a rebuild. The tag is `aesenv-sandbox:<version>` and a
+label carries the hash of the recipe below: `build()` skips when an image with that hash exists.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import aesenv
+
+SUITE = "bookworm"
+MIRROR = "http://deb.debian.org/debian"
+PACKAGES = ["python3", "python3-numpy", "python3-pandas", "python3-matplotlib", "python3-seaborn",
+            "python3-plotly", "fonts-dejavu-core"]
+# Build-time leftovers (scipy's pythran pulls a compiler) and docs: never used at run time.
+PRUNE = ["var/cache/apt/archives", "var/lib/apt/lists", "usr/include", "usr/share/doc", "usr/share/man",
+         "usr/share/info", "usr/share/locale", "usr/lib/gcc", "usr/libexec/gcc"]
+IMPORT_CHANGES = ['ENV PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 MPLBACKEND=Agg', 'CMD ["sleep", "infinity"]']
+CONTENT_LABEL = "aesenv.content"
+SMOKE_TEST = "import numpy, pandas, matplotlib, seaborn, plotly; matplotlib.use('Agg'); import matplotlib.pyplot"
+
+
+def image_name() -> str:
+    return f"aesenv-sandbox:{aesenv.__version__}"
+
+
+def content_hash() -> str:
+    recipe = {"suite": SUITE, "packages": PACKAGES, "prune": PRUNE, "changes": IMPORT_CHANGES}
+    return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def build(force: bool = False, mirror: str = MIRROR, say: Callable[[str], None] = print) -> str:
+    """Build the image unless an identical one exists; returns its name."""
+    from aesenv.sandbox.docker import client
+
+    engine = client(timeout=600)
+    name, digest = image_name(), content_hash()
+    existing = [i for i in engine.images.list(name=name.split(":")[0]) if name in i.tags]
+    if existing and existing[0].labels.get(CONTENT_LABEL) == digest and not force:
+        say(f"{name} is up to date (recipe {digest})")
+        return name
+    if not shutil.which("debootstrap"):
+        raise RuntimeError("debootstrap not found: apt-get install debootstrap")
+    with tempfile.TemporaryDirectory(prefix="aesenv-image-", dir="/var/tmp") as tmp:
+        rootfs = Path(tmp) / "rootfs"
+        _debootstrap(rootfs, mirror, say)
+        for relative in PRUNE:
+            shutil.rmtree(rootfs / relative, ignore_errors=True)
+        (rootfs / "var/lib/apt/lists/partial").mkdir(parents=True, exist_ok=True)
+        say("smoke test: importing the plotting stack in the new root")
+        subprocess.run(["chroot", str(rootfs), "python3", "-c", SMOKE_TEST], check=True)
+        tarball = Path(tmp) / "rootfs.tar"
+        say("packing the root filesystem")
+        subprocess.run(["tar", "-C", str(rootfs), "--numeric-owner", "-cf", str(tarball), "."], check=True)
+        say(f"importing {tarball.stat().st_size / 2**20:.0f} MiB as {name}")
+        repository, tag = name.split(":")
+        engine.api.import_image(src=str(tarball), repository=repository, tag=tag,
+                                changes=[f"LABEL {CONTENT_LABEL}={digest}", *IMPORT_CHANGES])
+    if engine.images.get(name).labels.get(CONTENT_LABEL) != digest:
+        raise RuntimeError(f"import of {name} did not produce the expected image")
+    say(f"built {name} (recipe {digest})")
+    return name
+
+
+def _debootstrap(rootfs: Path, mirror: str, say: Callable[[str], None]) -> None:
+    """debootstrap with a progress bar over its steps (retrieve, unpack, configure)."""
+    from tqdm import tqdm
+
+    command = ["debootstrap", "--variant=minbase", f"--include={','.join(PACKAGES)}", SUITE, str(rootfs), mirror]
+    say("debootstrap " + " ".join(command[1:]))
+    tail: list[str] = []
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as process, \
+            tqdm(desc="debootstrap", unit=" steps") as bar:
+        for line in process.stdout:
+            tail = (tail + [line.rstrip()])[-20:]
+            if line.startswith("I: "):
+                bar.set_postfix_str(line[3:60].strip(), refresh=False)
+                bar.update()
+    if process.returncode != 0:
+        raise RuntimeError("debootstrap failed:\n" + "\n".join(tail))

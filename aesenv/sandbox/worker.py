@@ -1,0 +1,599 @@
+"""Warm fork-server for sandboxed Python plots and commands (runs inside both backends).
+
+Standalone on purpose (standard library at import; numpy/pandas/matplotlib/seaborn/plotly loaded
+once at start-up, no aesenv imports) because the Docker image runs it without aesenv installed.
+Paying the ~2 s of plotting imports once and forking a fresh child per job is what makes an
+isolated run cost about as much as an unisolated in-process run.
+
+Protocol on stdin/stdout: frames of a 4-byte big-endian length followed by UTF-8 JSON; bytes are
+base64. The worker says {"hello": {...}} once, then answers each {"job": {...}} with
+{"result": {...}}. One job at a time: the host keeps a pool of workers.
+
+Each job: a fresh workspace under the scratch root holding the job's files; a forked child that
+starts its own session, drops to the job uid (when the worker is root), sets rlimits, clears the
+environment, and runs the script with `__name__ == "__main__"` (or execs the command). At the
+end, or at the deadline, every process but the worker is killed and reaped: as pid 1 of its own
+pid namespace (local backend) with one kill(-1); otherwise as a child subreaper.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import base64
+import ctypes
+import errno
+import io
+import json
+import linecache
+import os
+import resource
+import select
+import shutil
+import signal
+import stat
+import struct
+import sys
+import time
+import traceback
+import types
+
+MAX_RESULT_BYTES = 64 * 1024 * 1024  # figures + metadata a child may send back
+MAX_FILES_OUT_BYTES = 32 * 1024 * 1024
+PR_SET_CHILD_SUBREAPER = 36
+MS_RDONLY = 1
+MS_BIND = 4096
+MS_MOVE = 8192
+MS_REC = 16384
+CHILD_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+# ---------------------------------------------------------------- framing
+
+
+def read_frame(stream) -> dict | None:
+    header = stream.read(4)
+    if len(header) < 4:
+        return None
+    (size,) = struct.unpack(">I", header)
+    return json.loads(stream.read(size))
+
+
+def write_frame(stream, message: dict) -> None:
+    data = json.dumps(message).encode()
+    stream.write(struct.pack(">I", len(data)) + data)
+    stream.flush()
+
+
+# ---------------------------------------------------------------- start-up
+
+
+def warm_imports(figure_meta_path: str, figure_meta_source: str):
+    """Import the plotting stack and draw once, so children inherit loaded fonts and caches."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy  # noqa: F401
+    import pandas  # noqa: F401
+    import plotly.express  # noqa: F401
+    import plotly.graph_objects as go
+    import plotly.io  # noqa: F401
+    import seaborn  # noqa: F401
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1], label="warm")
+    ax.set_title("warm")
+    ax.legend()
+    fig.savefig(io.BytesIO(), format="png")
+    plt.close("all")
+    go.Figure().to_json()
+    return load_figure_meta(figure_meta_path, figure_meta_source)
+
+
+def load_figure_meta(path: str, source: str):
+    """The plot judge's figure_meta module (from its source, or its file), or why it is unusable."""
+    if not source:
+        if not path or not os.path.isfile(path):
+            return f"figure_meta not found at {path!r}"
+        with open(path) as f:
+            source = f.read()
+    module = sys.modules["aesenv_figure_meta"] = types.ModuleType("aesenv_figure_meta")
+    try:
+        exec(compile(source, "figure_meta.py", "exec"), module.__dict__)
+    except Exception as exc:  # noqa: BLE001 - any failure only disables meta
+        return f"figure_meta failed to load: {exc!r}"
+    return module
+
+
+def private_mounts(scratch_root: str, scratch_mb: int, readonly_dirs: list[str], hide: list[str],
+                   expose: list[str]) -> None:
+    """In our own mount namespace: a size-capped tmpfs for workspaces, read-only empty tmpfs over
+    the host's world-writable directories, and `hide` (e.g. /root) replaced by an empty directory
+    in which only `expose` (the Python installation living there) is mounted back."""
+    def mount(source: str, target: str, fstype: str | None, flags: int, options: str = "") -> None:
+        if _libc.mount(source.encode(), target.encode(), fstype.encode() if fstype else None, flags,
+                       options.encode() or None) != 0:
+            raise OSError(ctypes.get_errno(), f"mount {source} on {target}")
+
+    os.makedirs(scratch_root, exist_ok=True)
+    mount("tmpfs", scratch_root, "tmpfs", 0, f"size={scratch_mb}m,mode=0711")
+    for target in readonly_dirs:
+        if os.path.isdir(target) and target != scratch_root:
+            mount("tmpfs", target, "tmpfs", MS_RDONLY, "size=64k,mode=0755")
+    for hidden in hide:
+        inside = [p for p in expose if p.startswith(hidden.rstrip("/") + "/") and os.path.isdir(p)]
+        staged = []
+        for index, path in enumerate(inside):
+            stage = os.path.join(scratch_root, f".expose-{index}")
+            os.mkdir(stage, 0o700)
+            mount(path, stage, None, MS_BIND | MS_REC)
+            staged.append((stage, path))
+        mount("tmpfs", hidden, "tmpfs", 0, "size=64k,mode=0755")
+        for stage, path in staged:
+            os.makedirs(path, 0o755, exist_ok=True)
+            mount(stage, path, None, MS_MOVE)
+            os.rmdir(stage)
+
+
+def network_isolated() -> bool:
+    """True in a fresh network namespace: no interface but loopback, and loopback unusable."""
+    import socket
+
+    if [name for _, name in socket.if_nameindex()] != ["lo"]:
+        return False
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        probe.connect(("127.0.0.1", 9))
+    except OSError:
+        return True
+    finally:
+        probe.close()
+    return False
+
+
+# ---------------------------------------------------------------- the child
+
+
+def set_limits(limits: dict) -> None:
+    mib = 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_s"], limits["cpu_s"] + 1))
+    resource.setrlimit(resource.RLIMIT_AS, (limits["memory_mb"] * mib,) * 2)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limits["max_file_mb"] * mib,) * 2)
+    resource.setrlimit(resource.RLIMIT_NPROC, (limits["max_procs"],) * 2)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def enter_child(workspace: str, uid: int | None, limits: dict, fds: tuple[int, int, int], keep: int) -> None:
+    """Become the sandboxed process: own session, stdio to pipes, no privileges, limits, clean env."""
+    os.setsid()
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(fds[0], 1)
+    os.dup2(fds[1], 2)
+    os.closerange(3, keep)
+    os.closerange(keep + 1, 65536)
+    os.chdir(workspace)
+    set_limits(limits)
+    if uid is not None:
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+    os.umask(0o077)
+    os.environ.clear()
+    os.environ.update(HOME=workspace, TMPDIR=workspace, PATH=CHILD_PATH, LANG="C.UTF-8",
+                      MPLBACKEND="Agg", OPENBLAS_NUM_THREADS="1")
+
+
+def classify(exc: BaseException) -> tuple[str, str]:
+    """(status, reason) for an exception that escaped the user's script."""
+    if isinstance(exc, MemoryError):
+        return "killed", "memory limit reached"
+    if isinstance(exc, OSError) and exc.errno == errno.EAGAIN and "fork" in "".join(traceback.format_tb(exc.__traceback__)):
+        return "killed", "process limit reached"
+    if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
+        return "killed", "file size limit reached"
+    return "error", f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+
+
+def user_traceback(exc: BaseException) -> str:
+    """The traceback from the user's own frames on (our exec frame left out)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename != "main.py":
+        tb = tb.tb_next
+    return "".join(traceback.format_exception(type(exc), exc, tb))
+
+
+def run_script(code: str, figure_meta, shown: list) -> dict:
+    import matplotlib.pyplot as plt
+
+    status, reason, tb = "ok", "", ""
+    main_module = types.ModuleType("__main__")
+    main_module.__file__ = "main.py"
+    sys.modules["__main__"] = main_module
+    sys.argv = ["main.py"]
+    linecache.cache["main.py"] = (len(code), None, code.splitlines(True), "main.py")
+    try:
+        exec(compile(code, "main.py", "exec"), main_module.__dict__)
+    except SystemExit as exc:
+        if exc.code not in (None, 0):
+            status, reason = "error", f"exited with code {exc.code}"
+    except BaseException as exc:  # noqa: BLE001 - the user's code may raise anything
+        status, reason = classify(exc)
+        tb = user_traceback(exc)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    figures = []
+    try:
+        for index, number in enumerate(plt.get_fignums(), start=1):
+            fig = plt.figure(number)
+            buf = io.BytesIO()
+            fig.savefig(buf, format="png", dpi=fig.dpi)
+            figures.append({"name": f"figure-{index}.png", "kind": "matplotlib",
+                            "png": base64.b64encode(buf.getvalue()).decode(), "meta": describe(figure_meta, fig)})
+        for index, fig in enumerate(unique(shown), start=1):
+            figures.append({"name": f"plotly-{index}.json", "kind": "plotly", "plotly_json": fig.to_json()})
+    except BaseException as exc:  # noqa: BLE001 - a figure the user broke is the user's error
+        if status == "ok":
+            status, reason = classify(exc)
+            tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return {"status": status, "reason": reason, "traceback": tb, "figures": figures}
+
+
+def describe(figure_meta, fig) -> dict:
+    if isinstance(figure_meta, str):
+        return {"error": figure_meta}
+    try:
+        return figure_meta.describe(fig)
+    except Exception as exc:  # noqa: BLE001 - meta is best effort
+        return {"error": f"describe failed: {exc!r}"[:500]}
+
+
+def unique(items: list) -> list:
+    seen: set[int] = set()
+    return [x for x in items if not (id(x) in seen or seen.add(id(x)))]
+
+
+def capture_plotly() -> list:
+    """Record every plotly figure that is shown; without any show, every figure created."""
+    import plotly.basedatatypes as bdt
+    import plotly.io as pio
+
+    shown: list = []
+    created: list = []
+    original_init = bdt.BaseFigure.__init__
+
+    def init(self, *args, **kwargs):
+        original_init(self, *args, **kwargs)
+        created.append(self)
+
+    def show(fig, *args, **kwargs):
+        shown.append(fig)
+
+    bdt.BaseFigure.__init__ = init
+    bdt.BaseFigure.show = show
+    pio.show = show
+
+    class Figures(list):
+        def __iter__(self):
+            return iter(shown if shown else [f for f in created if type(f).__name__ == "Figure"])
+
+    return Figures()
+
+
+def child_plot(code: str, figure_meta, result_fd: int) -> None:
+    import matplotlib.pyplot as plt
+
+    plt.show = lambda *args, **kwargs: None
+    shown = capture_plotly()
+    result = run_script(code, figure_meta, shown)
+    data = json.dumps(result).encode()
+    view = memoryview(data)
+    while view:
+        view = view[os.write(result_fd, view):]
+
+
+# ---------------------------------------------------------------- the worker
+
+
+class Worker:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.scratch = args.scratch
+        self.wipe = [args.scratch, *args.wipe]
+        self.uid = args.uid if os.getuid() == 0 else None
+        self.jobs = 0
+        self.figure_meta = warm_imports(args.figure_meta, args.figure_meta_source)
+        if os.getpid() != 1:
+            _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+    def run_job(self, job: dict) -> dict:
+        self.jobs += 1
+        workspace = os.path.join(self.scratch, f"job-{self.jobs}")
+        try:
+            self.prepare(workspace, job)
+        except (OSError, ValueError) as exc:
+            self.wipe_scratch()
+            return {"status": "infra_error", "reason": f"workspace: {exc}"}
+        try:
+            return self.execute(workspace, job)
+        finally:
+            self.kill_all()
+            self.wipe_scratch()
+
+    def prepare(self, workspace: str, job: dict) -> None:
+        os.mkdir(workspace, 0o700)
+        files = {name: base64.b64decode(data) for name, data in job.get("files", {}).items()}
+        if job["kind"] == "plot":
+            files.setdefault("main.py", job["code"].encode())
+        for name, data in files.items():
+            path = os.path.normpath(os.path.join(workspace, name))
+            if os.path.isabs(name) or not path.startswith(workspace + os.sep):
+                raise ValueError(f"file name outside the workspace: {name!r}")
+            os.makedirs(os.path.dirname(path), 0o700, exist_ok=True)
+            with open(path, "wb") as f:
+                f.write(data)
+        if self.uid is not None:
+            for root, dirs, names in os.walk(workspace):
+                for name in [root] + [os.path.join(root, n) for n in dirs + names]:
+                    os.chown(name, self.uid, self.uid)
+
+    def execute(self, workspace: str, job: dict) -> dict:
+        limits = job["limits"]
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        res_r, res_w = os.pipe()
+        started = time.monotonic()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                enter_child(workspace, self.uid, limits, (out_w, err_w), res_w)
+                if job["kind"] == "plot":
+                    child_plot(job["code"], self.figure_meta, res_w)
+                else:
+                    for sig in (signal.SIGPIPE, signal.SIGXFSZ):
+                        signal.signal(sig, signal.SIG_DFL)
+                    os.execvp(job["argv"][0], job["argv"])
+            except BaseException:  # noqa: BLE001 - report and leave without running our cleanup
+                traceback.print_exc()
+                sys.stderr.flush()
+            finally:
+                os._exit(0 if job["kind"] == "plot" else 127)
+        for fd in (out_w, err_w, res_w):
+            os.close(fd)
+        streams = Streams(out_r, err_r, res_r, limits["max_output_bytes"])
+        outcome = streams.follow(pid, started + limits["timeout_s"])
+        self.kill_all()
+        streams.drain()
+        result = {"stdout": streams.text(1), "stderr": streams.text(2),
+                  "stdout_truncated": streams.truncated[1], "stderr_truncated": streams.truncated[2],
+                  "duration_ms": (time.monotonic() - started) * 1000}
+        result.update(self.outcome(job, outcome, streams.wait_status, streams.result, limits))
+        if job["kind"] == "plot":
+            result["imported"] = imported_modules(job["code"])
+        else:
+            result["files_out"] = collect_files(workspace)
+        return result
+
+    def outcome(self, job: dict, outcome: str, wait_status: int, raw: bytes, limits: dict) -> dict:
+        if outcome == "timeout":
+            return {"status": "timeout", "reason": f"deadline of {limits['timeout_s']} s reached"}
+        if outcome.startswith("output"):
+            return {"status": "killed", "reason": f"{outcome[7:]} exceeded {limits['max_output_bytes']} bytes"}
+        code = os.waitstatus_to_exitcode(wait_status)
+        if code < 0:
+            sig = -code
+            if sig == signal.SIGXCPU:
+                return {"status": "killed", "reason": f"cpu time limit of {limits['cpu_s']} s reached"}
+            if sig == signal.SIGKILL:
+                return {"status": "killed", "reason": "killed (cpu time or memory limit)"}
+            return {"status": "killed", "reason": f"killed by signal {signal.Signals(sig).name}"}
+        if job["kind"] == "command":
+            return {"status": "ok" if code == 0 else "error", "exit_code": code,
+                    "reason": "" if code == 0 else f"exit code {code}"}
+        try:
+            return json.loads(raw) if raw else {"status": "ok" if code == 0 else "error",
+                                                "reason": "the script ended the process itself" if code == 0 else f"exit code {code}"}
+        except ValueError:
+            return {"status": "error", "reason": "the script wrote over its result channel"}
+
+    def kill_all(self) -> None:
+        """Kill and reap every process but ourselves (jobs and anything they left behind)."""
+        for _ in range(1000):
+            if os.getpid() == 1:
+                try:
+                    os.kill(-1, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            else:
+                for pid in children():
+                    try:
+                        os.killpg(pid, signal.SIGKILL)
+                    except (ProcessLookupError, PermissionError):
+                        pass
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+            try:
+                while os.waitpid(-1, os.WNOHANG)[0]:
+                    pass
+            except ChildProcessError:
+                return
+            time.sleep(0.002)
+
+    def wipe_scratch(self) -> None:
+        for root in self.wipe:
+            try:
+                entries = list(os.scandir(root))
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                else:
+                    try:
+                        os.unlink(entry.path)
+                    except OSError:
+                        pass
+
+
+def children() -> list[int]:
+    """Our direct children (orphans of a job are re-parented to us as subreaper)."""
+    me = str(os.getpid())
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[1] == me:
+                found.append(int(name))
+    return found
+
+
+class Streams:
+    """Reads a job's stdout, stderr and result pipes until it exits, overflows or times out."""
+
+    def __init__(self, out_fd: int, err_fd: int, res_fd: int, max_output: int) -> None:
+        self.fds = {out_fd: 1, err_fd: 2, res_fd: 3}
+        self.data = {1: bytearray(), 2: bytearray(), 3: bytearray()}
+        self.truncated = {1: False, 2: False}
+        self.limits = {1: max_output, 2: max_output, 3: MAX_RESULT_BYTES}
+        self.wait_status = 0
+
+    def follow(self, pid: int, deadline: float) -> str:
+        pidfd = os.pidfd_open(pid)
+        try:
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return "timeout"
+                ready, _, _ = select.select([*self.fds, pidfd], [], [], remaining)
+                for fd in ready:
+                    if fd == pidfd:
+                        continue
+                    overflow = self.read(fd)
+                    if overflow:
+                        return overflow
+                if pidfd in ready:
+                    _, self.wait_status = os.waitpid(pid, 0)
+                    return "reaped"
+        finally:
+            os.close(pidfd)
+
+    def read(self, fd: int) -> str:
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            os.close(fd)
+            del self.fds[fd]
+            return ""
+        kind = self.fds[fd]
+        buf = self.data[kind]
+        room = self.limits[kind] - len(buf)
+        buf += chunk[:max(room, 0)]
+        if len(chunk) > room:
+            if kind == 3:
+                return "output result"
+            self.truncated[kind] = True
+            return "output stdout" if kind == 1 else "output stderr"
+        return ""
+
+    def drain(self) -> None:
+        """After every writer is dead: read what is left up to each limit, then close."""
+        for fd in list(self.fds):
+            os.set_blocking(fd, False)
+            try:
+                while fd in self.fds and not self.read(fd):
+                    pass
+            except BlockingIOError:
+                pass
+            if fd in self.fds:
+                os.close(fd)
+                del self.fds[fd]
+
+    def text(self, kind: int) -> str:
+        return self.data[kind].decode("utf-8", "replace")
+
+    @property
+    def result(self) -> bytes:
+        return bytes(self.data[3])
+
+
+def imported_modules(code: str) -> list[str]:
+    """Top-level modules imported by the script's import statements."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [alias.name.split(".")[0] for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.append(node.module.split(".")[0])
+    return sorted(set(names))
+
+
+def collect_files(workspace: str) -> dict[str, str]:
+    """Regular files left in the workspace (no links, no devices), base64, size-capped in total."""
+    files: dict[str, str] = {}
+    budget = MAX_FILES_OUT_BYTES
+    for root, dirs, names in os.walk(workspace):
+        for name in names:
+            path = os.path.join(root, name)
+            try:
+                info = os.lstat(path)
+                if not stat.S_ISREG(info.st_mode) or info.st_size > budget:
+                    continue
+                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+                with os.fdopen(fd, "rb") as f:
+                    data = f.read(budget)
+            except OSError:
+                continue
+            budget -= len(data)
+            files[os.path.relpath(path, workspace)] = base64.b64encode(data).decode()
+    return files
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="aesenv sandbox worker")
+    parser.add_argument("--scratch", required=True, help="workspace root (wiped after each job)")
+    parser.add_argument("--wipe", action="append", default=[], help="more directories wiped after each job")
+    parser.add_argument("--uid", type=int, default=None, help="uid (and gid) jobs run as, when we are root")
+    parser.add_argument("--figure-meta", default="", help="path of figure_meta.py")
+    parser.add_argument("--figure-meta-source", default="", help="figure_meta.py's source (when no path is shared)")
+    parser.add_argument("--private-mounts", type=int, default=0, metavar="MB",
+                        help="in a fresh mount namespace: tmpfs of MB for the scratch root, host's writable dirs read-only")
+    parser.add_argument("--readonly", action="append", default=[], help="directory covered by a read-only tmpfs")
+    parser.add_argument("--hide", action="append", default=[], help="directory replaced by an empty one")
+    parser.add_argument("--expose", action="append", default=[], help="directory inside a hidden one mounted back")
+    args = parser.parse_args()
+    protocol_in = os.fdopen(os.dup(0), "rb")
+    protocol_out = os.fdopen(os.dup(1), "wb")
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(2, 1)  # stray prints from libraries go to our stderr, never into the protocol
+    if args.private_mounts:
+        private_mounts(args.scratch, args.private_mounts, args.readonly, args.hide, args.expose)
+    else:
+        os.makedirs(args.scratch, exist_ok=True)
+    worker = Worker(args)
+    write_frame(protocol_out, {"hello": {
+        "pid1": os.getpid() == 1, "uid": worker.uid, "network_isolated": network_isolated(),
+        "private_mounts": bool(args.private_mounts),
+        "figure_meta": None if not isinstance(worker.figure_meta, str) else worker.figure_meta,
+        "python": sys.version.split()[0]}})
+    while (message := read_frame(protocol_in)) is not None:
+        try:
+            result = worker.run_job(message["job"])
+        except Exception as exc:  # noqa: BLE001 - a worker bug is an infra error, not a crash
+            result = {"status": "infra_error", "reason": f"worker: {exc!r}"[:500]}
+        write_frame(protocol_out, {"result": result})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,216 @@
+"""Sandbox behaviour and security, for both backends (the Docker ones need an engine and the image).
+
+Outside CI a missing Docker engine or image skips the Docker half with the reason; with CI set it
+fails instead, so CI can never silently stop testing the Docker backend.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import socket
+import sys
+import time
+
+import pytest
+import pytest_asyncio
+from PIL import Image
+
+from aesenv.sandbox import RunStatus, SandboxLimits, make_sandbox
+
+SECRET = "aesenv-test-secret-7f3a9"
+QUICK = SandboxLimits(timeout_s=8)
+
+
+def docker_unavailable() -> str:
+    """Why the Docker backend cannot be tested here ('' when it can)."""
+    from aesenv.sandbox.docker import engine_problem
+
+    return engine_problem()
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session", params=["local", "docker"])
+async def sandbox(request):
+    if request.param == "docker" and (problem := docker_unavailable()):
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must test the docker sandbox: {problem}")
+        pytest.skip(f"docker sandbox unavailable: {problem}")
+    os.environ["AESENV_TEST_SECRET"] = SECRET  # set in the host before any worker starts
+    sb = make_sandbox(request.param, workers=1)
+    await sb.start()
+    yield sb
+    await sb.close()
+
+
+async def test_plot_figures_files_and_imports(sandbox):
+    code = (
+        "import pandas as pd, matplotlib.pyplot as plt, plotly.express as px\n"
+        "df = pd.read_csv('data.csv')\n"
+        "fig, ax = plt.subplots(figsize=(4, 3))\n"
+        "ax.bar(df['name'], df['value'], label='value')\n"
+        "ax.set_title('Values'); ax.legend()\n"
+        "px.bar(df, x='name', y='value').show()\n"
+        "print('rows', len(df))\n"
+    )
+    run = await sandbox.run_plot(code, {"data.csv": b"name,value\na,1\nb,3\nc,2\n"}, QUICK)
+    assert run.status is RunStatus.OK, run.reason + run.stderr
+    assert run.stdout.strip() == "rows 3"
+    assert run.backend == sandbox.name
+    assert run.imported == ["matplotlib", "pandas", "plotly"]
+    kinds = [f.kind for f in run.figures]
+    assert kinds == ["matplotlib", "plotly"]
+    png = Image.open(io.BytesIO(run.figures[0].png))
+    assert png.size == (400, 300)
+    assert "error" not in run.figures[0].meta or run.figures[0].meta["error"]
+    assert json.loads(run.figures[1].plotly_json)["data"][0]["type"] == "bar"
+
+
+async def test_raise_gives_error_with_traceback(sandbox):
+    run = await sandbox.run_plot("x = 1\n\ndef f():\n    raise ValueError('bad data')\nf()\n", {}, QUICK)
+    assert run.status is RunStatus.ERROR
+    assert run.reason == "ValueError: bad data"
+    assert 'File "main.py", line 5' in run.traceback and "raise ValueError('bad data')" in run.traceback
+    assert "worker.py" not in run.traceback
+
+
+async def test_timeout_within_deadline(sandbox):
+    limits = SandboxLimits(timeout_s=1.5)
+    started = time.monotonic()
+    run = await sandbox.run_plot("while True:\n    pass\n", {}, limits)
+    elapsed = time.monotonic() - started
+    assert run.status is RunStatus.TIMEOUT
+    assert 1.5 <= elapsed < 1.5 + 2.0
+
+
+async def test_cpu_limit_kills(sandbox):
+    run = await sandbox.run_plot("while True:\n    pass\n", {}, SandboxLimits(timeout_s=10, cpu_s=1))
+    assert run.status is RunStatus.KILLED
+    assert "cpu" in run.reason
+
+
+async def test_host_environment_invisible(sandbox):
+    code = (
+        "import os, glob\n"
+        f"found = [p for p in glob.glob('/proc/*/environ') if os.access(p, os.R_OK) and b'{SECRET}' in open(p, 'rb').read()]\n"
+        "print(os.environ.get('AESENV_TEST_SECRET'), found, sorted(os.environ))\n"
+    )
+    assert os.environ["AESENV_TEST_SECRET"] == SECRET
+    run = await sandbox.run_plot(code, {}, QUICK)
+    assert run.status is RunStatus.OK, run.reason
+    assert run.stdout.startswith("None []")
+    assert SECRET not in run.stdout + run.stderr
+
+
+async def test_no_network(sandbox):
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    listener.setblocking(False)
+    port = listener.getsockname()[1]
+    code = (
+        "import socket\n"
+        f"for host in ('127.0.0.1', socket.gethostname(), '172.17.0.1', '1.1.1.1'):\n"
+        "    s = socket.socket(); s.settimeout(2)\n"
+        "    try:\n"
+        f"        s.connect((host, {port})); print('CONNECTED', host)\n"
+        "    except OSError as exc:\n"
+        "        print('refused', host, exc.errno)\n"
+    )
+    try:
+        run = await sandbox.run_plot(code, {}, QUICK)
+        assert run.status is RunStatus.OK, run.reason + run.stderr
+        assert "CONNECTED" not in run.stdout and run.stdout.count("refused") == 4
+        with pytest.raises(BlockingIOError):
+            listener.accept()
+    finally:
+        listener.close()
+    assert run.isolation.network
+
+
+async def test_writes_confined_to_workspace(sandbox):
+    outside = ["/", "/root", "/etc", "/usr/lib", "/var/tmp", "/dev/shm", "/run/lock", os.getcwd()]
+    if sandbox.name == "local":
+        outside.append("/tmp")
+    code = (
+        "import os\n"
+        f"for d in {outside!r}:\n"
+        "    try:\n"
+        "        open(os.path.join(d, 'aesenv-escape'), 'w').write('x'); print('WROTE', d)\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "open('inside.txt', 'w').write('ok'); print('inside', open('inside.txt').read())\n"
+    )
+    run = await sandbox.run_plot(code, {}, QUICK)
+    assert run.status is RunStatus.OK, run.reason + run.stderr
+    assert "WROTE" not in run.stdout and "inside ok" in run.stdout
+    assert not os.path.exists(os.path.join(os.getcwd(), "aesenv-escape"))
+    assert run.isolation.filesystem
+
+
+async def test_nothing_survives_a_job(sandbox):
+    first = await sandbox.run_plot(
+        "import os, subprocess\nopen('left.txt', 'w').write('x')\n"
+        "subprocess.Popen(['sleep', '300'], start_new_session=True)\n"
+        "if os.fork() == 0:\n    os.setsid()\n    import time; time.sleep(300)\n", {}, QUICK)
+    assert first.status is RunStatus.OK, first.reason + first.stderr
+    second = await sandbox.run_plot(
+        "import os, glob\nprint(os.listdir('.'), glob.glob('/tmp/*/left.txt'))\n"
+        "print(sorted(open(f'/proc/{p}/cmdline').read().split('\\0')[0] for p in os.listdir('/proc') if p.isdigit()))\n",
+        {}, QUICK)
+    assert second.status is RunStatus.OK, second.reason
+    listing, processes = second.stdout.splitlines()
+    assert listing == "['main.py'] []"
+    # left: this script and its worker (docker adds the container's init and its `sleep infinity`)
+    expected = {"local": [sys.executable] * 2, "docker": ["/sbin/docker-init", "python3", "python3", "sleep"]}
+    assert sorted(eval(processes)) == expected[sandbox.name]
+
+
+async def test_script_cannot_kill_its_worker(sandbox):
+    run = await sandbox.run_plot("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nprint('alive')\n", {}, QUICK)
+    assert run.status is RunStatus.ERROR and "PermissionError" in run.reason
+    again = await sandbox.run_plot("print('next')\n", {}, QUICK)
+    assert again.status is RunStatus.OK and again.stdout == "next\n"
+
+
+async def test_fork_bomb_is_contained(sandbox):
+    code = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n"
+    run = await sandbox.run_plot(code, {}, SandboxLimits(timeout_s=3, max_procs=32))
+    assert run.status in (RunStatus.TIMEOUT, RunStatus.KILLED)
+    after = await sandbox.run_plot("print('fine')\n", {}, QUICK)
+    assert after.status is RunStatus.OK and after.stdout == "fine\n"
+
+
+async def test_memory_bomb_is_contained(sandbox):
+    code = "blocks = []\nwhile True:\n    blocks.append(bytearray(50 * 1024 * 1024))\n"
+    run = await sandbox.run_plot(code, {}, SandboxLimits(timeout_s=10, memory_mb=768))
+    assert run.status is RunStatus.KILLED
+    assert "memory" in run.reason
+
+
+async def test_giant_output_is_cut(sandbox):
+    limits = SandboxLimits(timeout_s=10, max_output_bytes=100_000)
+    run = await sandbox.run_plot("while True:\n    print('x' * 1000)\n", {}, limits)
+    assert run.status is RunStatus.KILLED and "stdout" in run.reason
+    assert run.stdout_truncated and 0 < len(run.stdout) <= 100_000
+
+
+async def test_command_returns_files(sandbox):
+    run = await sandbox.run(["sh", "-c", "cat in.txt > out.txt; echo made; exit 3"], {"in.txt": b"hello"}, QUICK)
+    assert run.status is RunStatus.ERROR and run.exit_code == 3
+    assert run.stdout == "made\n"
+    assert run.files_out == {"in.txt": b"hello", "out.txt": b"hello"}
+
+
+async def test_file_names_outside_workspace_are_refused(sandbox):
+    run = await sandbox.run_plot("print(1)\n", {"../escape.txt": b"x"}, QUICK)
+    assert run.status is RunStatus.INFRA_ERROR and "outside the workspace" in run.reason
+
+
+async def test_concurrent_runs_are_separate():
+    sb = make_sandbox("local", workers=2)
+    async with sb:
+        runs = await asyncio.gather(*(sb.run_plot(f"open('n.txt','w').write('{i}')\nimport os\nprint(sorted(os.listdir('.')))\n", {}, QUICK)
+                                      for i in range(4)))
+    assert all(r.status is RunStatus.OK and r.stdout.strip() == "['main.py', 'n.txt']" for r in runs)
