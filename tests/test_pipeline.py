@@ -28,8 +28,10 @@ async def test_clean_page_passes_execution_and_gets_full_record(pipeline):
     assert ex.status is ChannelStatus.OK and ex.raw == 1.0, ex.payload.get("violations")
     st = rec.channels["static"]
     assert st.status is ChannelStatus.OK and 0 < st.raw <= 100
-    assert rec.channels["interactive"].applicable is False
-    assert rec.reward == pytest.approx(0.1 * 1 + 0.8 * st.raw)
+    inter = rec.channels["interactive"]
+    # Its one interaction, the contact form, has no handler: submitting it changes nothing.
+    assert inter.status is ChannelStatus.FAILED and inter.raw == 0.0, inter.payload.get("steps")
+    assert rec.reward == pytest.approx(0.1 * 1 + 0.8 * st.raw + 0.1 * inter.raw)
     assert rec.provenance["htmlhint"] == "1.9.2" and rec.provenance["browser_version"]
     assert rec.artifact.sha256 == scored.artifact.sha256
 

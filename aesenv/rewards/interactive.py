@@ -1,16 +1,80 @@
-"""Interactive-aesthetics agent slot. Until an interaction agent is configured it is masked."""
+"""Interactive-aesthetics agent: act on the live page, score each interaction 0/1.
+
+The agent is the offline explorer by default and the VLM web agent with `openai:<model>`
+(see `aesenv.interact`). `raw` is the paper's unit, the count of interactions that worked (at
+most N); `score` is count / N. A page with nothing to interact with fails (0) where the category
+promises interaction (games, UI components, websites) and is not applicable where a static page
+is a legitimate answer (charts, 3D scenes): masking it there keeps a faithful static chart from
+being ranked below a chart with a useless button. A crashed page is the page's failure; a
+browser or judge failure on our side is an infra error (masked), never a 0.
+"""
 
 from __future__ import annotations
 
-from aesenv.rewards.channel import ChannelResult, Evidence, register_channel
+import logging
+from typing import Any
+
+from playwright.async_api import Error as PlaywrightError
+
+from aesenv.interact.agents import Interactor, interactor_for, make_interactor
+from aesenv.judges.client import JudgeError
+from aesenv.render.models import RenderStatus
+from aesenv.rewards.channel import ChannelResult, ChannelStatus, Evidence, register_channel
+from aesenv.tasks import Category
+
+log = logging.getLogger(__name__)
+
+INTERACTION_EXPECTED = frozenset({Category.GAME_DEV, Category.UI_COMPONENT, Category.WEBSITE})
+
+
+def _failed(reason: str, **payload: Any) -> ChannelResult:
+    return ChannelResult(status=ChannelStatus.FAILED, score=0.0, raw=0.0, payload={"reason": reason, **payload})
 
 
 @register_channel("interactive")
 class InteractiveChannel:
     name = "interactive"
+    needs_live_page = True
 
-    def __init__(self, **_: object) -> None:
-        pass
+    def __init__(self, config: Any = None, agent: Interactor | None = None, **_: object) -> None:
+        if agent is None:
+            spec = interactor_for(config.judge, config.interactor) if config is not None else "offline"
+            budget = config.interaction_budget if config is not None else 3
+            options = config.interactor_options if config is not None and spec != "offline" else {}
+            agent = make_interactor(spec, budget, **options)
+        self.agent = agent
 
     async def score(self, evidence: Evidence) -> ChannelResult:
-        return ChannelResult.not_applicable("no interaction agent is configured in this version of aesenv")
+        artifact, rendering, live = evidence.artifact, evidence.rendering, evidence.live
+        if not artifact.renderable:
+            return _failed(f"nothing to render: {artifact.reason or artifact.kind.value}")
+        if rendering is None or rendering.status is RenderStatus.INFRA_ERROR:
+            return ChannelResult.infra_error(f"render failed: {rendering.error if rendering else 'not rendered'}")
+        if live is None:
+            if rendering.status is RenderStatus.CRASHED:
+                return _failed(f"the page crashed before it could be used: {rendering.error}")
+            return ChannelResult.infra_error("the rendered page was not kept open for interaction")
+        try:
+            report = await self.agent.explore(live, evidence.task)
+        except JudgeError as exc:
+            return ChannelResult.infra_error(f"interaction agent {self.agent.name} failed: {exc}")
+        except PlaywrightError as exc:
+            if live.trace.crashed:
+                return _failed("the page crashed while it was being used", agent=self.agent.name)
+            log.warning("interaction failed on our side: %s", exc)
+            return ChannelResult.infra_error(f"browser error during interaction: {str(exc).splitlines()[0]}")
+        payload = {"agent": report.agent, "budget": report.budget, "labeled": report.labeled,
+                   "plan": report.plan, "stopped": report.stopped, "scored": len(report.scored),
+                   "steps": [s.model_dump(mode="json", exclude_none=True) for s in report.steps]}
+        if report.usage:
+            payload["usage"] = report.usage
+        if not report.steps:
+            category = evidence.task.category
+            if category not in INTERACTION_EXPECTED:
+                return ChannelResult.not_applicable(f"nothing to interact with on a {category.value} page")
+            return _failed(f"nothing to interact with, and a {category.value} page is expected to respond", **payload)
+        raw = report.raw
+        status = ChannelStatus.OK if raw > 0 else ChannelStatus.FAILED
+        if raw == 0:
+            payload["reason"] = "no interaction worked"
+        return ChannelResult(status=status, raw=float(raw), score=round(raw / report.budget, 6), payload=payload)

@@ -1,0 +1,232 @@
+"""Perform one action on the live page and measure what it changed.
+
+Every action is measured against the page left alone: the page first idles for as long as the
+action will take (virtual time, the clock is paused otherwise), then the action runs. DOM
+mutations count only on nodes that never changed while the page idled (so a ticking clock or an
+animation is not mistaken for a response), and pixel change must clearly exceed the idle change
+in the affected region (the canvas for game keys; the viewport minus the control itself for
+clicks, so a hover or focus style is not a response). Scrolling, hash changes, reloads and new
+page errors are read directly.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+
+import numpy as np
+from PIL import Image
+
+from aesenv.interact.models import Action, Box, Labeling, Mark, MarkKind, Response
+from aesenv.render.live import LivePage
+
+SETTLE_MS = 600      # virtual time after an action for timers, transitions and frames to run
+HOLD_MS = 300        # how long a game key is held down
+WAIT_MS = 1500
+PIXEL_THRESHOLD = 24  # per-channel difference that counts as a visible change
+
+_OBSERVE = """(phase) => {
+  const K = Symbol.for("aesenv.observer");
+  let o = globalThis[K], fresh = false;
+  if (!o) {
+    fresh = true;
+    document.documentElement.style.setProperty("scroll-behavior", "auto", "important");
+    o = { phase: "idle", idle: new WeakSet(), idleCount: 0, actCount: 0 };
+    o.take = (records) => {
+      for (const r of records) {
+        if (o.phase === "idle") { o.idle.add(r.target); o.idleCount++; }
+        else if (!o.idle.has(r.target)) o.actCount++;
+      }
+    };
+    o.obs = new MutationObserver(o.take);
+    o.obs.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+    globalThis[K] = o;
+  }
+  o.take(o.obs.takeRecords());
+  const out = { fresh, idle: o.idleCount, act: o.actCount, hash: location.hash, x: scrollX, y: scrollY };
+  o.phase = phase; o.idleCount = 0; o.actCount = 0;
+  return out;
+}"""
+_PREPARE = """([i, scroll]) => {
+  const el = (globalThis[Symbol.for("aesenv.marks")] || [])[i];
+  if (!el || !el.isConnected) return null;
+  if (scroll) { if (el.scrollIntoViewIfNeeded) el.scrollIntoViewIfNeeded(true); else el.scrollIntoView({ block: "center" }); }
+  const r = el.getBoundingClientRect();
+  return r.width >= 1 && r.height >= 1 ? { x: r.left, y: r.top, w: r.width, h: r.height } : null;
+}"""
+_FOCUSED = """() => {
+  const el = document.activeElement;
+  if (!el || el === document.body || el === document.documentElement) return null;
+  const r = el.getBoundingClientRect();
+  return { x: r.left, y: r.top, w: r.width, h: r.height };
+}"""
+_CHOOSE_NEXT = """(i) => {
+  const el = globalThis[Symbol.for("aesenv.marks")][i];
+  if (el.options.length < 2) return false;
+  el.selectedIndex = (el.selectedIndex + 1) % el.options.length;
+  el.dispatchEvent(new Event("input", { bubbles: true }));
+  el.dispatchEvent(new Event("change", { bubbles: true }));
+  return true;
+}"""
+_KEY_FOCUS = """(i) => {
+  const target = i === null ? null : globalThis[Symbol.for("aesenv.marks")][i];
+  const active = document.activeElement;
+  if (target) target.focus({ preventScroll: true });
+  else if (active && active !== document.body) active.blur();
+}"""
+
+
+class ActionFailed(RuntimeError):
+    """The action could not be performed (its element is gone or hidden): not a verdict."""
+
+
+@dataclass
+class Measured:
+    response: Response
+    before_png: bytes
+    after_png: bytes
+    target: Mark | None
+
+
+def _pixels(png: bytes) -> np.ndarray:
+    return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=np.int16)
+
+
+def _region_mask(shape: tuple[int, int], include: Box | None, exclude: list[Box]) -> np.ndarray:
+    height, width = shape
+    mask = np.zeros(shape, dtype=bool)
+
+    def clip(box: Box) -> tuple[int, int, int, int]:
+        return (max(0, int(box.x)), max(0, int(box.y)), min(width, int(box.x + box.w + 1)), min(height, int(box.y + box.h + 1)))
+
+    if include is None:
+        mask[:] = True
+    else:
+        x0, y0, x1, y1 = clip(include)
+        mask[y0:y1, x0:x1] = True
+    for box in exclude:
+        x0, y0, x1, y1 = clip(box)
+        mask[y0:y1, x0:x1] = False
+    return mask
+
+
+def _changed(a: np.ndarray, b: np.ndarray, mask: np.ndarray) -> int:
+    if a.shape != b.shape:
+        return int(mask.sum())
+    return int(((np.abs(a - b).max(axis=2) > PIXEL_THRESHOLD) & mask).sum())
+
+
+def duration_ms(action: Action) -> int:
+    if action.kind == "key":
+        return len(action.keys) * HOLD_MS + SETTLE_MS
+    if action.kind == "wait":
+        return WAIT_MS
+    return SETTLE_MS
+
+
+class Actor:
+    """Acts on one live page; `start` once, then `run` each action."""
+
+    def __init__(self, live: LivePage) -> None:
+        self.live = live
+
+    async def start(self, idle_ms: int = 1200) -> None:
+        """Install the mutation observer and let the page idle, so background changes
+        (clocks, carousels, game loops) are known before the first action."""
+        await self.live.evaluate(_OBSERVE, "idle")
+        await self.live.advance(idle_ms)
+
+    async def _target_box(self, index: int) -> Box:
+        box = await self.live.evaluate(_PREPARE, [index, True])
+        if box is None:
+            raise ActionFailed(f"element [{index}] is gone or hidden")
+        await self.live.advance(150)
+        box = await self.live.evaluate(_PREPARE, [index, False])
+        if box is None:
+            raise ActionFailed(f"element [{index}] is gone or hidden")
+        return Box.model_validate(box)
+
+    @staticmethod
+    def _canvas(labeling: Labeling) -> Mark | None:
+        canvases = [m for m in labeling.marks if m.kind is MarkKind.CANVAS and m.in_viewport]
+        return max(canvases, key=lambda m: m.box.w * m.box.h, default=None)
+
+    async def run(self, action: Action, labeling: Labeling) -> Measured:
+        """Perform `action` and measure the page's response to it."""
+        live, page = self.live, self.live.page
+        target = labeling.by_index(action.mark) if action.mark is not None else None
+        if action.mark is not None and target is None:
+            raise ActionFailed(f"there is no element [{action.mark}]")
+        include: Box | None = None
+        exclude: list[Box] = []
+        point: tuple[float, float] | None = None
+        if target is not None:
+            box = await self._target_box(target.index)
+            fx, fy = action.point or (0.5, 0.5)
+            point = (box.x + box.w * fx, box.y + box.h * fy)
+            if target.kind is MarkKind.CANVAS:
+                include = box
+            elif target.kind is not MarkKind.CHOICE:
+                exclude.append(box.inflated(6))
+            # The element that loses focus to this one restyles itself: not a response either.
+            focused = await live.evaluate(_FOCUSED)
+            if focused is not None and target.kind is not MarkKind.CANVAS:
+                exclude.append(Box.model_validate(focused).inflated(6))
+            await live.bounded(page.mouse.move(*point))
+        elif action.kind == "key":
+            canvas = self._canvas(labeling)
+            include = canvas.box if canvas is not None else None
+            keyed = next((m for m in labeling.marks if m.kind is MarkKind.CANVAS and
+                          any(t.startswith("key") for t in m.listeners)), None)
+            await live.evaluate(_KEY_FOCUS, keyed.index if keyed is not None else None)
+        elapsed = duration_ms(action)
+
+        await live.evaluate(_OBSERVE, "idle")
+        idle_start = await live.screenshot()
+        if action.kind != "wait":
+            await live.advance(elapsed)
+        before = await live.screenshot()
+        state_before = await live.evaluate(_OBSERVE, "act")
+        errors_before = len(live.page_errors)
+
+        await self._perform(action, target, point)
+
+        state_after = await live.evaluate(_OBSERVE, "idle")
+        after = await live.screenshot()
+        a0, a1, a2 = _pixels(idle_start), _pixels(before), _pixels(after)
+        mask = _region_mask(a1.shape[:2], include, exclude)
+        response = Response(
+            mutations=0 if state_after["fresh"] else state_after["act"],
+            idle_mutations=state_before["idle"],
+            changed_px=_changed(a1, a2, mask),
+            idle_changed_px=0 if action.kind == "wait" else _changed(a0, a1, mask),
+            region_px=int(mask.sum()),
+            region="canvas" if include is not None else ("viewport minus the control" if exclude else "viewport"),
+            scrolled=abs(state_after["x"] - state_before["x"]) > 20 or abs(state_after["y"] - state_before["y"]) > 20,
+            hash_changed=state_after["hash"] != state_before["hash"],
+            reloaded=bool(state_after["fresh"]),
+            new_errors=[e[:300] for e in live.page_errors[errors_before:]][:5],
+        )
+        return Measured(response, before, after, target)
+
+    async def _perform(self, action: Action, target: Mark | None, point: tuple[float, float] | None) -> None:
+        live, page = self.live, self.live.page
+        if action.kind == "click" and target is not None and target.tag == "select":
+            await live.evaluate(_CHOOSE_NEXT, target.index)
+        elif action.kind == "click" and point is not None:
+            await live.bounded(page.mouse.click(*point))
+        elif action.kind == "type" and point is not None:
+            await live.bounded(page.mouse.click(*point))
+            await live.bounded(page.keyboard.press("ControlOrMeta+A"))
+            await live.bounded(page.keyboard.type(action.text))
+            if action.enter:
+                await live.bounded(page.keyboard.press("Enter"))
+        elif action.kind == "key":
+            for key in action.keys:
+                await live.bounded(page.keyboard.down(key))
+                await live.advance(HOLD_MS)
+                await live.bounded(page.keyboard.up(key))
+        if action.kind in ("click", "type", "key"):
+            await live.advance(SETTLE_MS)
+        elif action.kind == "wait":
+            await live.advance(WAIT_MS)

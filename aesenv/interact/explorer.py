@@ -1,0 +1,231 @@
+"""The offline explorer: a deterministic stand-in for the VLM web agent.
+
+It labels the page, picks up to N interactions by importance for the task's category, performs
+them, and scores each 0/1 by the page's measured response (see `acting`). Importance:
+games get their start control and arrow keys first; forms and search boxes are filled and
+submitted (typing is not scored, the submit is); tabs, disclosures, modal openers, toggles and
+listener-only controls are clicked, one of a kind before repeats; a dialog that opened is closed
+next ("pop-ups closed after use"), which is how a modal that cannot close is caught. Links that
+leave the page are not interactions with it and are skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from aesenv.interact.acting import ActionFailed, Actor, Measured
+from aesenv.interact.labeling import label, thumbnail
+from aesenv.interact.models import Action, InteractionReport, Labeling, Mark, MarkKind, Response, Step, Verdict
+from aesenv.render.live import LivePage, PageStalled
+from aesenv.tasks import Category, Task
+
+START = re.compile(r"\b(start|play|begin|new game|restart|try again|launch|go!?)\b", re.I)
+CLOSE = re.compile(r"^\s*(×|✕|✖|x|close|cancel|dismiss|got it|ok|okay|no thanks|back|done)\b|close", re.I)
+OPENS = re.compile(r"\b(open|show|view|details|more|sign ?up|subscribe|menu|learn|contact|book|order)\b", re.I)
+KEY_BURSTS = (("ArrowUp", "ArrowLeft"), ("ArrowDown", "ArrowRight"), ("Space",))
+SAMPLE_TEXT = {"email": "test@example.com", "number": "42", "tel": "5551234", "url": "https://example.com",
+               "password": "Passw0rd!", "textarea": "Hello, this is a test message."}
+DEFAULT_TEXT = "test"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One interaction the explorer could do next. `key` names it across relabels."""
+
+    key: str
+    kind: str            # click | form | keys | close
+    priority: float
+    mark: int | None = None
+    keys: tuple[str, ...] = ()
+    fields: tuple[int, ...] = ()
+
+
+@dataclass
+class _Episode:
+    done: set[str] = field(default_factory=set)
+    kinds_done: list[str] = field(default_factory=list)
+    scored: int = 0
+    actions: int = 0
+
+
+def _is_game(task: Task, labeling: Labeling) -> bool:
+    has_canvas = any(m.kind is MarkKind.CANVAS for m in labeling.marks)
+    return task.category is Category.GAME_DEV or (has_canvas and bool(labeling.key_listeners))
+
+
+def _leaves_page(mark: Mark) -> bool:
+    href = mark.href.strip()
+    return mark.kind is MarkKind.LINK and not (href.startswith("#") or href.lower().startswith("javascript:"))
+
+
+def _text_for(mark: Mark) -> str:
+    if mark.tag == "textarea":
+        return SAMPLE_TEXT["textarea"]
+    for kind, sample in SAMPLE_TEXT.items():
+        if kind in mark.text.lower() or kind in mark.role:
+            return sample
+    return DEFAULT_TEXT
+
+
+def candidates(task: Task, labeling: Labeling) -> list[Candidate]:
+    """Everything worth trying on the page as labeled now, with its importance."""
+    game = _is_game(task, labeling)
+    found: list[Candidate] = []
+    forms: dict[int, list[int]] = {}
+    submits = set()
+    for mark in labeling.marks:
+        if mark.kind is MarkKind.FIELD:
+            forms.setdefault(mark.submit if mark.submit is not None else -1 - mark.index, []).append(mark.index)
+            if mark.submit is not None:
+                submits.add(mark.submit)
+    for group, fields in forms.items():
+        submit = group if group >= 0 else None
+        anchor = labeling.by_index(fields[0])
+        search = "search" in f"{anchor.text} {anchor.path}".lower()
+        found.append(Candidate(f"form:{anchor.path}", "form", 82 if search else 78, mark=submit, fields=tuple(fields)))
+    for mark in labeling.marks:
+        if mark.index in submits or mark.kind is MarkKind.FIELD or _leaves_page(mark):
+            continue
+        key = f"click:{mark.path}"
+        if mark.in_overlay and CLOSE.search(mark.text or ""):
+            found.append(Candidate(key, "close", 95, mark=mark.index))
+            continue
+        if START.search(mark.text) and mark.kind in (MarkKind.BUTTON, MarkKind.LISTENER, MarkKind.LINK):
+            found.append(Candidate(key, "start", 100 if game else 62, mark=mark.index))
+            continue
+        base = {MarkKind.TAB: 70, MarkKind.TOGGLE: 66, MarkKind.BUTTON: 60, MarkKind.LISTENER: 56,
+                MarkKind.CHOICE: 45, MarkKind.LINK: 35,
+                MarkKind.CANVAS: 50 if (game or mark.listeners) else 15}[mark.kind]
+        if mark.kind is MarkKind.BUTTON and OPENS.search(mark.text):
+            base += 4
+        if mark.selected and mark.kind in (MarkKind.TAB, MarkKind.LINK, MarkKind.LISTENER, MarkKind.BUTTON):
+            base -= 40  # the tab already showing: clicking it changes nothing, by design
+        if not mark.in_viewport:
+            base -= 5
+        found.append(Candidate(key, mark.kind.value, base, mark=mark.index))
+    if game or labeling.key_listeners:
+        for rank, burst in enumerate(KEY_BURSTS):
+            found.append(Candidate("keys:" + "+".join(burst), "keys", (90 if game else 25) - 5 * rank, keys=burst))
+    return found
+
+
+def choose(options: list[Candidate], episode: _Episode) -> Candidate | None:
+    """Highest importance first; each earlier interaction of the same kind costs 15, so a page
+    with five tabs gets one tab, a button and a form rather than three tabs. Ties keep document order."""
+    best = None
+    for order, option in enumerate(options):
+        if option.key in episode.done:
+            continue
+        value = option.priority - 15 * episode.kinds_done.count(option.kind)
+        if best is None or value > best[0]:
+            best = (value, order, option)
+    return best[2] if best else None
+
+
+def measured_verdict(response: Response) -> Verdict:
+    """0/1 from what the page did; the reason names the evidence."""
+    if response.new_errors:
+        return Verdict(score=0, reason=f"the page threw an error: {response.new_errors[0][:160]}")
+    if response.reloaded:
+        return Verdict(score=0, reason="the page reloaded and lost its state instead of responding in place")
+    evidence = []
+    if response.mutations:
+        evidence.append(f"{response.mutations} DOM changes")
+    if response.pixels_moved:
+        evidence.append(f"{response.changed_px} px changed in the {response.region} (idle: {response.idle_changed_px})")
+    if response.scrolled:
+        evidence.append("the page scrolled")
+    if response.hash_changed:
+        evidence.append("the location hash changed")
+    if evidence:
+        return Verdict(score=1, reason="responded: " + ", ".join(evidence))
+    return Verdict(score=0, reason=f"no response: no DOM change, {response.changed_px} px changed in the "
+                                   f"{response.region} (idle: {response.idle_changed_px}), no scroll")
+
+
+def step_record(action: Action, measured: Measured, verdict: Verdict, *, target: str = "", thought: str = "") -> Step:
+    mark = measured.target
+    return Step(action=action.describe(), target=target or (mark.path if mark else "page"),
+                target_text=mark.text if mark else "", verdict=verdict, response=measured.response,
+                before_jpeg_b64=thumbnail(measured.before_png), after_jpeg_b64=thumbnail(measured.after_png),
+                thought=thought)
+
+
+class OfflineExplorer:
+    """`await OfflineExplorer(budget=3).explore(live, task)` → an `InteractionReport`."""
+
+    name = "offline-explorer"
+
+    def __init__(self, budget: int = 3) -> None:
+        if budget < 1:
+            raise ValueError("the interaction budget must be at least 1")
+        self.budget = budget
+
+    async def explore(self, live: LivePage, task: Task) -> InteractionReport:
+        report = InteractionReport(agent=self.name, budget=self.budget)
+        actor = Actor(live)
+        labeling = await label(live)
+        report.labeled = len(labeling.marks)
+        await actor.start()
+        episode = _Episode()
+        while episode.scored < self.budget and episode.actions < 4 * self.budget:
+            option = choose(candidates(task, labeling), episode)
+            if option is None:
+                report.stopped = "nothing left to try"
+                break
+            episode.done.add(option.key)
+            report.plan.append(f"{option.kind}: {option.key}")
+            try:
+                steps = await self._interact(actor, labeling, option, episode)
+            except ActionFailed:
+                continue
+            except PageStalled as exc:
+                report.steps.append(Step(action=option.key, target=option.key, verdict=Verdict(
+                    score=0, reason=f"the page hung on this interaction: {exc}")))
+                report.stopped = "the page hung"
+                break
+            report.steps.extend(steps)
+            if any(s.verdict.scored for s in steps):
+                episode.scored += 1
+                episode.kinds_done.append(option.kind)
+            labeling = await label(live)
+        else:
+            report.stopped = report.stopped or ("budget used" if episode.scored >= self.budget else "action limit")
+        return report
+
+    async def _interact(self, actor: Actor, labeling: Labeling, option: Candidate, episode: _Episode) -> list[Step]:
+        if option.kind == "keys":
+            action = Action(kind="key", keys=list(option.keys))
+            episode.actions += 1
+            measured = await actor.run(action, labeling)
+            return [step_record(action, measured, measured_verdict(measured.response), target=option.key)]
+        if option.kind == "form":
+            return await self._fill_and_submit(actor, labeling, option, episode)
+        action = Action(kind="click", mark=option.mark)
+        episode.actions += 1
+        measured = await actor.run(action, labeling)
+        return [step_record(action, measured, measured_verdict(measured.response))]
+
+    async def _fill_and_submit(self, actor: Actor, labeling: Labeling, option: Candidate,
+                               episode: _Episode) -> list[Step]:
+        """Type into every field of the form (not scored), then submit (scored on everything the
+        typing and the submit changed outside the fields themselves)."""
+        steps: list[Step] = []
+        combined: Response | None = None
+        lone = option.mark is None  # a field alone: typing ends with Enter and is the interaction
+        for index in option.fields:
+            mark = labeling.by_index(index)
+            action = Action(kind="type", mark=index, text=_text_for(mark), enter=lone)
+            episode.actions += 1
+            measured = await actor.run(action, labeling)
+            combined = measured.response if combined is None else combined.merged(measured.response)
+            if lone:
+                return [step_record(action, measured, measured_verdict(combined))]
+            steps.append(step_record(action, measured, Verdict(score=None, reason="typed; the submit is still to come")))
+        action = Action(kind="click", mark=option.mark)
+        episode.actions += 1
+        measured = await actor.run(action, labeling)
+        combined = measured.response if combined is None else combined.merged(measured.response)
+        steps.append(step_record(action, measured, measured_verdict(combined)))
+        return steps

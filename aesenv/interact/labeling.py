@@ -1,0 +1,105 @@
+"""Set-of-marks labeling of a live page: which elements a user could act on, numbered.
+
+Besides the usual heuristics (links, buttons, inputs, ARIA roles, `onclick`, `tabindex`,
+pointer cursors) it asks the browser itself, through CDP, which nodes have event listeners, so
+controls wired only with `addEventListener` are found, and it labels canvas regions (games,
+WebGL) for coordinate clicks and key presses. The numbers are drawn on a copy of the
+screenshot with Pillow; the page is never modified, so what is judged is what the model wrote.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from importlib import resources
+
+from PIL import Image, ImageDraw, ImageFont
+
+from aesenv.interact.models import Labeling, Mark
+from aesenv.render.live import LivePage
+
+_LABEL_JS = (resources.files("aesenv.interact") / "label.js").read_text()
+_GROUP = "aesenv-labeling"
+# Event types that make an element a control; keys on window/document/body mark a game page.
+_RELEVANT = frozenset({"click", "mousedown", "mouseup", "pointerdown", "pointerup", "touchstart", "dblclick",
+                       "keydown", "keyup", "keypress", "input", "change", "submit"})
+_STORE_LISTENED = """function(...pairs) {
+  const map = new Map();
+  for (let i = 0; i < pairs.length; i += 2) map.set(pairs[i], pairs[i + 1]);
+  globalThis[Symbol.for("aesenv.listened")] = map;
+}"""
+MAX_MARKS = 60
+MAX_SCAN = 4000
+MAX_LISTENED_NODES = 400
+
+
+async def _listened_nodes(live: LivePage) -> tuple[list[tuple[str, list[str]]], list[str]]:
+    """(objectId, event types) for every node with a relevant listener, and window's key events."""
+    cdp = live.cdp
+    doc = await live.bounded(cdp.send("Runtime.evaluate", {"expression": "document", "objectGroup": _GROUP}))
+    found = await live.bounded(cdp.send("DOMDebugger.getEventListeners", {
+        "objectId": doc["result"]["objectId"], "depth": -1, "pierce": True}))
+    by_node: dict[int, set[str]] = {}
+    for listener in found.get("listeners", []):
+        node = listener.get("backendNodeId")
+        if node and listener["type"] in _RELEVANT:
+            by_node.setdefault(node, set()).add(listener["type"])
+    nodes = []
+    for backend_id in sorted(by_node)[:MAX_LISTENED_NODES]:
+        resolved = await live.bounded(cdp.send("DOM.resolveNode", {"backendNodeId": backend_id, "objectGroup": _GROUP}))
+        nodes.append((resolved["object"]["objectId"], sorted(by_node[backend_id])))
+    win = await live.bounded(cdp.send("Runtime.evaluate", {"expression": "window", "objectGroup": _GROUP}))
+    on_window = await live.bounded(cdp.send("DOMDebugger.getEventListeners", {"objectId": win["result"]["objectId"]}))
+    window_keys = sorted({entry["type"] for entry in on_window.get("listeners", []) if entry["type"].startswith("key")})
+    return nodes, window_keys
+
+
+async def label(live: LivePage, *, max_marks: int = MAX_MARKS) -> Labeling:
+    """Number the interactable elements of the page as it is now (viewport coordinates)."""
+    cdp = live.cdp
+    try:
+        nodes, window_keys = await _listened_nodes(live)
+        args = [item for object_id, types in nodes for item in ({"objectId": object_id}, {"value": types})]
+        doc = await live.bounded(cdp.send("Runtime.evaluate", {"expression": "document", "objectGroup": _GROUP}))
+        await live.bounded(cdp.send("Runtime.callFunctionOn", {
+            "functionDeclaration": _STORE_LISTENED, "objectId": doc["result"]["objectId"], "arguments": args}))
+        found = await live.evaluate(_LABEL_JS, {"maxMarks": max_marks, "maxScan": MAX_SCAN})
+    finally:
+        await live.bounded(cdp.send("Runtime.releaseObjectGroup", {"objectGroup": _GROUP}))
+    marks = [Mark.model_validate(m) for m in found["marks"]]
+    keys = sorted(set(window_keys) | set(found["page_keys"]))
+    return Labeling(marks=marks, key_listeners=keys, viewport=tuple(found["viewport"]))
+
+
+_PALETTE = [(230, 25, 75), (60, 180, 75), (0, 130, 200), (245, 130, 48), (145, 30, 180),
+            (240, 50, 230), (0, 128, 128), (170, 110, 40), (128, 0, 0), (0, 0, 128)]
+
+
+def draw_marks(screenshot: bytes, labeling: Labeling) -> bytes:
+    """The viewport screenshot with each visible mark's box and number drawn on it (PNG)."""
+    image = Image.open(io.BytesIO(screenshot)).convert("RGB")
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.load_default(size=14)
+    for mark in labeling.marks:
+        if not mark.in_viewport:
+            continue
+        color = _PALETTE[mark.index % len(_PALETTE)]
+        b = mark.box
+        draw.rectangle((b.x, b.y, b.x + b.w, b.y + b.h), outline=color, width=2)
+        tag = str(mark.index)
+        left, top, right, bottom = draw.textbbox((0, 0), tag, font=font)
+        lx, ly = max(0.0, b.x), max(0.0, b.y - (bottom - top) - 6)
+        draw.rectangle((lx, ly, lx + right - left + 6, ly + bottom - top + 6), fill=color)
+        draw.text((lx + 3 - left, ly + 3 - top), tag, fill=(255, 255, 255), font=font)
+    out = io.BytesIO()
+    image.save(out, "PNG")
+    return out.getvalue()
+
+
+def thumbnail(screenshot: bytes, width: int = 240, quality: int = 50) -> str:
+    """A small JPEG (base64) for records: enough to see what happened, a few KB."""
+    image = Image.open(io.BytesIO(screenshot)).convert("RGB")
+    image.thumbnail((width, width * 2))
+    out = io.BytesIO()
+    image.save(out, "JPEG", quality=quality, optimize=True)
+    return base64.b64encode(out.getvalue()).decode("ascii")

@@ -1,0 +1,220 @@
+"""What the interaction agents see and record: labeled elements, actions, verdicts, steps."""
+
+from __future__ import annotations
+
+import math
+import re
+from enum import Enum
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+
+class MarkKind(str, Enum):
+    """What a labeled element is for; the explorer's priorities and the agent's list use it."""
+
+    BUTTON = "button"
+    LINK = "link"
+    FIELD = "field"        # text the user types into
+    CHOICE = "choice"      # checkbox, radio, select, range: toggles its own state
+    TAB = "tab"
+    TOGGLE = "toggle"      # accordion/disclosure headers, aria-expanded, switches
+    CANVAS = "canvas"      # drawn content: coordinate clicks and key presses
+    LISTENER = "listener"  # a plain element with a click/key handler (often addEventListener-only)
+
+
+class Box(BaseModel):
+    """A rectangle in viewport pixels at the time the page was labeled."""
+
+    x: float
+    y: float
+    w: float
+    h: float
+
+    @property
+    def center(self) -> tuple[float, float]:
+        return self.x + self.w / 2, self.y + self.h / 2
+
+    def inflated(self, px: float) -> "Box":
+        return Box(x=self.x - px, y=self.y - px, w=self.w + 2 * px, h=self.h + 2 * px)
+
+
+class Mark(BaseModel):
+    """One labeled interactable element. `path` is a CSS path that names it across relabels."""
+
+    index: int
+    kind: MarkKind
+    tag: str
+    role: str = ""
+    text: str = ""
+    path: str
+    box: Box
+    in_viewport: bool = True
+    listeners: list[str] = Field(default_factory=list)
+    href: str = ""
+    submit: int | None = None       # FIELD: the mark that submits it (button in its form, nearby)
+    submits_form: bool = False      # BUTTON: a submit control of some form
+    in_overlay: bool = False        # inside a dialog / fixed overlay
+    selected: bool = False          # aria-selected / aria-pressed / checked / an "active" class
+    object_id: str = Field(default="", exclude=True, repr=False)
+
+    def describe(self) -> str:
+        """One line of the element list an agent reads."""
+        what = self.kind.value + (f" <{self.tag}>" if self.tag not in (self.kind.value, "") else "")
+        if self.role:
+            what += f" role={self.role}"
+        extras = []
+        if self.listeners and self.kind is MarkKind.LISTENER:
+            extras.append("listens: " + ",".join(self.listeners[:4]))
+        if self.submit is not None:
+            extras.append(f"submitted by [{self.submit}]")
+        if self.selected:
+            extras.append("selected")
+        if not self.in_viewport:
+            extras.append("off-screen")
+        b = self.box
+        box = f"@({b.x:.0f},{b.y:.0f} {b.w:.0f}x{b.h:.0f})"
+        text = f' "{self.text}"' if self.text else ""
+        return f"[{self.index}] {what}{text} {box}" + (f" ({'; '.join(extras)})" if extras else "")
+
+
+class Labeling(BaseModel):
+    """The labeled page: marks in document order plus what listens to keys page-wide."""
+
+    marks: list[Mark]
+    key_listeners: list[str] = Field(default_factory=list)  # keydown/keyup on window/document/body
+    viewport: tuple[int, int] = (1280, 960)
+
+    def element_list(self) -> str:
+        return "\n".join(m.describe() for m in self.marks) or "(no interactable elements found)"
+
+    def by_index(self, index: int) -> Mark | None:
+        return next((m for m in self.marks if m.index == index), None)
+
+
+KEYS = {"up": "ArrowUp", "down": "ArrowDown", "left": "ArrowLeft", "right": "ArrowRight", "space": "Space",
+        "enter": "Enter", "escape": "Escape"}
+_ACTION = re.compile(r"^\s*(?P<verb>[a-z]+)\s*(?:\[\s*(?P<mark>\d+)\s*\])?\s*(?:[;:,]\s*(?P<text>.*))?$", re.S | re.I)
+
+
+class Action(BaseModel):
+    """One step of the published grammar: click [n], type [n]; text, wait, a game key, finish.
+    The explorer may also press several keys in one step (`keys`) or click a canvas point."""
+
+    kind: Literal["click", "type", "wait", "key", "finish"]
+    mark: int | None = None
+    text: str = ""
+    keys: list[str] = Field(default_factory=list)
+    enter: bool = True  # `type` ends with Enter (the grammar's "with Enter")
+    point: tuple[float, float] | None = None  # canvas click, as a fraction of the element's box
+
+    def describe(self) -> str:
+        if self.kind == "click":
+            return f"click [{self.mark}]" + (f" at {self.point[0]:.2f},{self.point[1]:.2f}" if self.point else "")
+        if self.kind == "type":
+            return f"type [{self.mark}]; {self.text}" + ("" if self.enter else " (no Enter)")
+        if self.kind == "key":
+            names = {v: k for k, v in KEYS.items()}
+            return " ".join(names.get(k, k) for k in self.keys)
+        return self.kind
+
+    @classmethod
+    def parse(cls, text: str) -> "Action":
+        """An agent's action string in the grammar; ValueError says what is wrong."""
+        m = _ACTION.match(text.strip().splitlines()[0] if text.strip() else "")
+        if not m:
+            raise ValueError(f"not an action in the grammar: {text[:80]!r}")
+        verb, mark, rest = m["verb"].lower(), m["mark"], (m["text"] or "").strip()
+        if verb in ("click", "type"):
+            if mark is None:
+                raise ValueError(f"{verb} needs an element number: '{verb} [n]'")
+            if verb == "type" and not rest:
+                raise ValueError("type needs text: 'type [n]; text'")
+            return cls(kind=verb, mark=int(mark), text=rest[:200])
+        if verb in KEYS and mark is None:
+            return cls(kind="key", keys=[KEYS[verb]])
+        if verb in ("wait", "finish") and mark is None:
+            return cls(kind=verb)
+        raise ValueError(f"unknown action {verb!r}; use click [n], type [n]; text, wait, "
+                         "up, down, left, right, space, finish")
+
+
+class Verdict(BaseModel):
+    """0 or 1 for a scored interaction; None (NaN) for a typing step whose submit is to come."""
+
+    score: Literal[0, 1] | None
+    reason: str = ""
+
+    @property
+    def scored(self) -> bool:
+        return self.score is not None
+
+
+class Response(BaseModel):
+    """What changed when an action ran, net of what changed while the page idled as long."""
+
+    mutations: int = 0            # DOM mutations on nodes that did not change while idle
+    idle_mutations: int = 0
+    changed_px: int = 0           # changed pixels in the measured region
+    idle_changed_px: int = 0
+    region_px: int = 0
+    region: str = "viewport"
+    scrolled: bool = False
+    hash_changed: bool = False
+    reloaded: bool = False
+    new_errors: list[str] = Field(default_factory=list)
+
+    @property
+    def pixels_moved(self) -> bool:
+        floor = max(40, int(0.0003 * self.region_px))
+        return self.changed_px > 1.3 * self.idle_changed_px + floor
+
+    @property
+    def responded(self) -> bool:
+        return self.mutations > 0 or self.pixels_moved or self.scrolled or self.hash_changed
+
+    def merged(self, later: "Response") -> "Response":
+        """Two actions that form one interaction (type, then submit) respond together."""
+        return Response(mutations=self.mutations + later.mutations, idle_mutations=self.idle_mutations + later.idle_mutations,
+                        changed_px=max(self.changed_px, later.changed_px),
+                        idle_changed_px=max(self.idle_changed_px, later.idle_changed_px),
+                        region_px=later.region_px, region=later.region, scrolled=self.scrolled or later.scrolled,
+                        hash_changed=self.hash_changed or later.hash_changed, reloaded=later.reloaded,
+                        new_errors=self.new_errors + later.new_errors)
+
+
+class Step(BaseModel):
+    """One performed action with its evidence: what a user reads to see why a page scored."""
+
+    action: str
+    target: str = ""             # the element's CSS path, "keys", "page" (wait)
+    target_text: str = ""
+    verdict: Verdict
+    response: Response | None = None
+    before_jpeg_b64: str = ""
+    after_jpeg_b64: str = ""
+    thought: str = ""
+
+    @property
+    def score(self) -> float:
+        return math.nan if self.verdict.score is None else float(self.verdict.score)
+
+
+class InteractionReport(BaseModel):
+    """An agent's whole episode on one page."""
+
+    agent: str
+    budget: int
+    plan: list[str] = Field(default_factory=list)
+    steps: list[Step] = Field(default_factory=list)
+    labeled: int = 0
+    stopped: str = ""            # why the episode ended
+    usage: dict[str, Any] = Field(default_factory=dict)  # model requests and tokens (VLM agent)
+
+    @property
+    def scored(self) -> list[Step]:
+        return [s for s in self.steps if s.verdict.scored]
+
+    @property
+    def raw(self) -> int:
+        return sum(1 for s in self.scored if s.verdict.score == 1)
