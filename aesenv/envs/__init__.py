@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gymnasium as gym
 
-ENV_IDS = {"AesWeb-v0": "aesenv.envs.web:AesWebEnv"}
+ENV_IDS = {"AesWeb-v0": "aesenv.envs.web:AesWebEnv", "AesPlot-v0": "aesenv.envs.plot:AesPlotEnv"}
 
 
 def register_envs() -> None:

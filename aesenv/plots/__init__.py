@@ -38,6 +38,13 @@ def _offline(_: str, **options: Any) -> PlotJudge:
     return OfflinePlotJudge()
 
 
+@PLOT_JUDGES.register("openai")
+def _openai(model: str, **options: Any) -> PlotJudge:
+    from aesenv.plots.vlm import openai_plot_judge
+
+    return openai_plot_judge(model, **options)
+
+
 def make_plot_judge(spec: str, **options: Any) -> PlotJudge:
     name, _, arg = spec.partition(":")
     if name not in PLOT_JUDGES:

@@ -295,13 +295,17 @@ def describe(fig, *, layout: bool = True) -> dict:
         desc, ax_texts = _axes(ax, i, renderer, geo, dpi)
         axes.append(desc)
         texts.extend(ax_texts)
+    special = set()
     for attr, role in (("_suptitle", "suptitle"), ("_supxlabel", "xlabel"), ("_supylabel", "ylabel")):
         t = getattr(fig, attr, None)
         if t is not None:
+            special.add(id(t))
             entry = _text(t, role, None, renderer, geo, dpi)
             if entry:
                 texts.append(entry)
     for t in fig.texts:
+        if id(t) in special:  # the suptitle and sup-labels also live in fig.texts
+            continue
         entry = _text(t, "annotation", None, renderer, geo, dpi)
         if entry:
             texts.append(entry)

@@ -207,7 +207,8 @@ def _digest_matplotlib(d: _Digest, index: int, meta: dict, png: bytes | None) ->
         needs_legend = len(labelled) >= 2 or (len(set(colours)) >= 2 and "pie" not in marks and
                                                sum(s.get("kind") in ("line", "bars", "PathCollection")
                                                    for s in series) >= 2)
-        cartesian = ax.get("name") == "rectilinear" and ax.get("axison", True) and not (marks & {"pie"})
+        # Pies and heatmaps name their parts with wedge labels and tick labels, not axis titles.
+        cartesian = ax.get("name") == "rectilinear" and ax.get("axison", True) and not (marks & {"pie", "heatmap"})
         d.axes.append(_Axes(
             figure=index, marks=marks, n_marks=n_marks, cartesian=cartesian,
             title=bool(ax.get("title", "").strip()), xlabel=bool(ax.get("xlabel", "").strip()),

@@ -10,12 +10,14 @@ from its JSON only, and the figure says so.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import io
 import json
 
 from aesenv.render import Renderer
 from aesenv.render.models import RenderStatus
+from aesenv.sandbox.base import PlotRun
 
 DEFAULT_SIZE = (700, 450)  # plotly's own default figure size
 
@@ -65,3 +67,16 @@ async def plotly_png(renderer: Renderer, figure_json: str) -> tuple[bytes | None
     out = io.BytesIO()
     Image.open(io.BytesIO(rendering.viewport_png)).crop((0, 0, width, height)).save(out, format="PNG")
     return out.getvalue(), ""
+
+
+async def with_plotly_pngs(run: PlotRun, renderer: Renderer) -> PlotRun:
+    """The run with a PNG drawn for each plotly figure (or the reason there is none in its meta)."""
+    pending = [i for i, f in enumerate(run.figures) if f.kind == "plotly" and f.png is None and f.plotly_json]
+    if not pending:
+        return run
+    drawn = await asyncio.gather(*(plotly_png(renderer, run.figures[i].plotly_json) for i in pending))
+    figures = list(run.figures)
+    for i, (png, why) in zip(pending, drawn):
+        figures[i] = figures[i].model_copy(update={"png": png, "meta": {**figures[i].meta, "png_error": why}
+                                                   if why else figures[i].meta})
+    return run.model_copy(update={"figures": figures})

@@ -1,6 +1,6 @@
 """Reward channels, aggregators and the pipeline that runs them."""
 
-from aesenv.rewards import execution, interactive, static  # noqa: F401 - registers the channels
+from aesenv.rewards import execution, interactive, plot, static  # noqa: F401 - registers the channels
 from aesenv.rewards.aggregate import AGGREGATORS, PAPER_WEIGHTS, register_aggregator
 from aesenv.rewards.channel import CHANNELS, ChannelResult, ChannelStatus, Evidence, RewardChannel, register_channel
 from aesenv.rewards.pipeline import PipelineConfig, RewardPipeline, Scored

@@ -1,6 +1,8 @@
 """`RewardPipeline`: the one path from model text to a `RewardRecord`.
 
 text → artifact → rendering → channels (concurrently, each under a deadline) → aggregates.
+Plot tasks take the same path with a sandbox run in place of the rendering, and the plot
+channels registered under the same names (`CHANNELS_BY_KIND`): one record, one aggregation.
 The env, the CLI, the benchmarks and veRL all call `score`; there is no second copy.
 """
 
@@ -16,13 +18,17 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 import aesenv
-from aesenv.artifact import Artifact, extract_artifact
+from aesenv.artifact import Artifact, ArtifactKind, extract_artifact
 from aesenv.judges import StaticJudge, make_judge
 from aesenv.lint.htmlhint import HtmlHint
+from aesenv.plots import PlotJudge, make_plot_judge
+from aesenv.plots.plotly_png import with_plotly_pngs
 from aesenv.render import Renderer, RenderConfig, Rendering
 from aesenv.rewards.aggregate import AGGREGATORS
-from aesenv.rewards.channel import CHANNELS, ChannelResult, Evidence, RewardChannel
+from aesenv.rewards.channel import CHANNELS_BY_KIND, ChannelResult, Evidence, RewardChannel
+from aesenv.rewards.plot import plot_failure
 from aesenv.rewards.record import ArtifactInfo, RewardRecord
+from aesenv.sandbox.base import PlotRun, Sandbox, make_sandbox
 from aesenv.tasks import Task
 
 
@@ -33,22 +39,25 @@ class PipelineConfig(BaseModel):
     reward: str = "paper"
     channel_timeout_s: float = 60.0
     render: RenderConfig = Field(default_factory=RenderConfig)
+    sandbox: str = "local"  # where plot scripts run: "local" or "docker"
 
     def model_post_init(self, _: object) -> None:
-        unknown = [c for c in self.channels if c not in CHANNELS]
+        known = sorted({name for registry in CHANNELS_BY_KIND.values() for name in registry})
+        unknown = [c for c in self.channels if c not in known]
         if unknown:
-            raise ValueError(f"unknown channels {unknown}; available: {list(CHANNELS)}")
+            raise ValueError(f"unknown channels {unknown}; available: {known}")
         if self.reward not in AGGREGATORS:
             raise ValueError(f"unknown reward {self.reward!r}; available: {list(AGGREGATORS)}")
 
 
 @dataclass
 class Scored:
-    """A record plus the rendering it came from (screenshots stay in memory, not in JSON)."""
+    """A record plus the rendering or plot run it came from (images stay in memory, not in JSON)."""
 
     record: RewardRecord
     rendering: Rendering | None
     artifact: Artifact
+    plot: PlotRun | None = None
 
 
 def _version(dist: str) -> str:
@@ -59,18 +68,24 @@ def _version(dist: str) -> str:
 
 
 class RewardPipeline:
-    """Owns the renderer, the linter and the judge. `async with RewardPipeline() as p: ...`."""
+    """Owns the renderer, the linter, the judges and the plot sandbox (started on first use).
+    `async with RewardPipeline() as p: ...`."""
 
     def __init__(self, config: PipelineConfig | None = None, *, renderer: Renderer | None = None,
-                 judge: StaticJudge | None = None, linter: HtmlHint | None = None) -> None:
+                 judge: StaticJudge | None = None, linter: HtmlHint | None = None,
+                 sandbox: Sandbox | None = None, plot_judge: PlotJudge | None = None) -> None:
         self.config = config or PipelineConfig()
         self.renderer = renderer or Renderer(self.config.render)
         self.judge = judge or make_judge(self.config.judge, **self.config.judge_options)
+        self.plot_judge = plot_judge or make_plot_judge(self.config.judge, **self.config.judge_options)
         self.linter = linter or HtmlHint()
-        self.channels: list[RewardChannel] = [
-            CHANNELS[name](linter=self.linter, judge=self.judge, renderer=self.renderer)
-            for name in self.config.channels
-        ]
+        self.sandbox = sandbox or make_sandbox(self.config.sandbox)
+        deps = {"linter": self.linter, "judge": self.judge, "renderer": self.renderer, "plot_judge": self.plot_judge}
+        self.channels_by_kind: dict[str, list[RewardChannel]] = {
+            kind: [registry[name](**deps) for name in self.config.channels if name in registry]
+            for kind, registry in CHANNELS_BY_KIND.items()
+        }
+        self.channels = self.channels_by_kind["web"]
 
     async def __aenter__(self) -> "RewardPipeline":
         await self.start()
@@ -85,9 +100,11 @@ class RewardPipeline:
     async def close(self) -> None:
         await self.linter.close()
         await self.renderer.close()
-        close_judge = getattr(self.judge, "close", None)  # VLM judges hold an HTTP client
-        if close_judge is not None:
-            await close_judge()
+        await self.sandbox.close()
+        for judge in (self.judge, self.plot_judge):
+            close_judge = getattr(judge, "close", None)  # VLM judges hold an HTTP client
+            if close_judge is not None:
+                await close_judge()
 
     def provenance(self) -> dict[str, str]:
         return {
@@ -98,10 +115,37 @@ class RewardPipeline:
             "judge": self.judge.name,
             "judge_version": self.judge.version,
             "reward": self.config.reward,
+            "sandbox": self.config.sandbox,
         }
 
     async def score(self, task: Task, text: str | bytes) -> Scored:
         """Score one answer. Never raises for a bad answer; our own failures are masked."""
+        scorers = {"web": self._score_web, "plot": self._score_plot}
+        if task.kind not in scorers:
+            raise ValueError(f"task {task.id}: {task.kind!r} tasks are not scored yet (scored: {sorted(scorers)})")
+        return await scorers[task.kind](task, text)
+
+    async def _score_plot(self, task: Task, text: str | bytes) -> Scored:
+        """The script runs in the sandbox next to the task's data files; plotly figures are drawn
+        by the renderer; the plot channels judge the run."""
+        timings: dict[str, float] = {}
+        start = time.perf_counter()
+        artifact = extract_artifact(text)
+        timings["extract"] = round((time.perf_counter() - start) * 1000, 1)
+        run = None
+        if artifact.kind is ArtifactKind.PYTHON:
+            t = time.perf_counter()
+            files = {name: data.encode("utf-8") for name, data in task.data_files.items()}
+            run = await with_plotly_pngs(await self.sandbox.run_plot(artifact.code, files), self.renderer)
+            timings["run"] = round((time.perf_counter() - t) * 1000, 1)
+        plot_channels = self.channels_by_kind["plot"]
+        results = await self._judge(Evidence(task, artifact, None, plot=run), timings, plot_channels)
+        timings["total"] = round((time.perf_counter() - start) * 1000, 1)
+        channels = {c.name: r for c, r in zip(plot_channels, results)}
+        record = self._record(task, artifact, None, channels, timings, failure=plot_failure(artifact, run))
+        return Scored(record=record, rendering=None, artifact=artifact, plot=run)
+
+    async def _score_web(self, task: Task, text: str | bytes) -> Scored:
         timings: dict[str, float] = {}
         start = time.perf_counter()
         artifact = extract_artifact(text)
@@ -123,10 +167,11 @@ class RewardPipeline:
         record = self._record(task, artifact, rendering, channels, timings)
         return Scored(record=record, rendering=rendering, artifact=artifact)
 
-    async def _judge(self, evidence: Evidence, timings: dict[str, float]) -> list[ChannelResult]:
-        """Every channel on the same evidence, concurrently."""
+    async def _judge(self, evidence: Evidence, timings: dict[str, float],
+                     channels: list[RewardChannel] | None = None) -> list[ChannelResult]:
+        """Every channel (the web ones unless given) on the same evidence, concurrently."""
         t = time.perf_counter()
-        results = await asyncio.gather(*(self._run_channel(c, evidence) for c in self.channels))
+        results = await asyncio.gather(*(self._run_channel(c, evidence) for c in channels or self.channels))
         timings["channels"] = round((time.perf_counter() - t) * 1000, 1)
         return list(results)
 
@@ -139,15 +184,17 @@ class RewardPipeline:
             return ChannelResult.infra_error(f"{channel.name} raised {type(exc).__name__}: {exc}")
 
     def _record(self, task: Task, artifact: Artifact, rendering: Rendering | None,
-                channels: dict[str, ChannelResult], timings: dict[str, float]) -> RewardRecord:
+                channels: dict[str, ChannelResult], timings: dict[str, float],
+                failure: str | None = None) -> RewardRecord:
         reward = AGGREGATORS["paper"](channels)
         normalized = AGGREGATORS["normalized"](channels)
         infra = reward is None or normalized is None
-        failure = ""
-        if not artifact.renderable:
-            failure = f"{artifact.kind.value}: {artifact.reason}"
-        elif rendering is not None and rendering.error and not infra:
-            failure = rendering.error
+        if failure is None:
+            failure = ""
+            if not artifact.renderable:
+                failure = f"{artifact.kind.value}: {artifact.reason}"
+            elif rendering is not None and rendering.error and not infra:
+                failure = rendering.error
         provenance = self.provenance()
         exec_payload = channels.get("execution")
         if exec_payload is not None and exec_payload.payload.get("htmlhint_version"):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from aesenv.artifact import ArtifactKind
+from aesenv.artifact import Artifact, ArtifactKind
 from aesenv.plots import PlotJudge
 from aesenv.rewards.channel import PLOT_CHANNELS, ChannelResult, ChannelStatus, Evidence
 from aesenv.sandbox.base import PlotRun, RunStatus
@@ -110,3 +110,14 @@ class PlotStaticChannel:
             payload["reason"] = "the figures show no data"
         return ChannelResult(status=ChannelStatus.FAILED if empty else ChannelStatus.OK,
                              score=round(judgement.total / 100.0, 6), raw=judgement.total, payload=payload)
+
+
+def plot_failure(artifact: Artifact, run: PlotRun | None) -> str:
+    """Why the answer failed as a plot, for the record ("" when it did not, or when we did)."""
+    if artifact.kind is not ArtifactKind.PYTHON:
+        return f"{artifact.kind.value}: {artifact.reason or 'no Python script'}"
+    if run is None or run.status is RunStatus.INFRA_ERROR:
+        return ""
+    if run.status is not RunStatus.OK:
+        return f"{run.status.value}: {run.reason}"
+    return "" if run.figures else "no figure: the script ran but drew nothing"
