@@ -68,6 +68,12 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
                           else {"ok": False, "detail": "not installed: run `aesenv setup`"})
     ok, detail = _probe(["docker", "version", "--format", "{{.Server.Version}}"])
     checks["docker"] = {"ok": ok, "detail": detail if ok else f"optional, unavailable: {detail}", "optional": True}
+    from aesenv.sandbox.docker import engine_problem
+    from aesenv.sandbox.local import describe_isolation
+
+    checks["sandbox"] = describe_isolation()
+    problem = engine_problem()
+    checks["sandbox-docker"] = {"ok": not problem, "detail": problem or "engine and image ready", "optional": True}
     required_ok = all(c["ok"] for c in checks.values() if not c.get("optional"))
     if args.json:
         print(json.dumps({"ok": required_ok, "checks": checks}, indent=2))
@@ -177,7 +183,19 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 BENCHMARKS = {
     "perf": "benchmarks.perf",
     "degradation": "benchmarks.degradation",
+    "plots": "benchmarks.plots",
 }
+
+
+def _cmd_sandbox(args: argparse.Namespace) -> int:
+    from aesenv.sandbox.image import build
+
+    try:
+        build(force=args.force)
+    except RuntimeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
@@ -235,6 +253,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=0)
     p.add_argument("--concurrency", type=int, default=2)
     p.set_defaults(fn=_cmd_demo)
+
+    p = sub.add_parser("sandbox", help="sandbox tools: `build` makes the docker sandbox image locally")
+    p.add_argument("action", choices=["build"])
+    p.add_argument("--force", action="store_true", help="rebuild even when an identical image exists")
+    p.set_defaults(fn=_cmd_sandbox)
 
     p = sub.add_parser("bench", help="run a benchmark: " + ", ".join(BENCHMARKS))
     p.add_argument("benchmark", choices=sorted(BENCHMARKS))

@@ -23,6 +23,7 @@ import ast
 import base64
 import ctypes
 import errno
+import gc
 import io
 import json
 import linecache
@@ -71,26 +72,47 @@ def write_frame(stream, message: dict) -> None:
 
 
 def warm_imports(figure_meta_path: str, figure_meta_source: str):
-    """Import the plotting stack and draw once, so children inherit loaded fonts and caches."""
+    """Import the plotting stack and draw the common chart kinds once, so every child inherits
+    loaded fonts and filled caches instead of paying for them; then freeze what exists, so the
+    children's garbage collector does not touch (and copy) the inherited objects."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import numpy  # noqa: F401
-    import pandas  # noqa: F401
-    import plotly.express  # noqa: F401
-    import plotly.graph_objects as go
+    import numpy as np
+    import pandas as pd
+    import plotly.express as px
     import plotly.io  # noqa: F401
-    import seaborn  # noqa: F401
+    import seaborn as sns
 
-    fig, ax = plt.subplots()
-    ax.plot([0, 1], [0, 1], label="warm")
-    ax.set_title("warm")
-    ax.legend()
+    figure_meta = load_figure_meta(figure_meta_path, figure_meta_source)
+    frame = pd.DataFrame({"group": list("abcd"), "value": [3.0, 1.0, 2.0, 4.0]})
+    fig, axes = plt.subplots(2, 3, figsize=(9, 6))
+    axes[0, 0].plot(np.arange(10), np.arange(10) ** 2, marker="o", label="line")
+    axes[0, 0].legend()
+    axes[0, 1].bar(frame["group"], frame["value"], color="tab:orange")
+    points = axes[0, 2].scatter(np.arange(10), np.arange(10), c=np.arange(10), cmap="viridis")
+    fig.colorbar(points, ax=axes[0, 2])
+    axes[1, 0].hist(np.linspace(0, 1, 100), bins=10)
+    axes[1, 1].pie([1, 2, 3], labels=["x", "y", "z"], autopct="%1.0f%%")
+    sns.barplot(data=frame, x="group", y="value", ax=axes[1, 2])
+    for ax in axes.flat:
+        ax.set_title("Title", fontweight="bold")
+        ax.set_xlabel("x label")
+        ax.set_ylabel("y label")
+    fig.suptitle("warm-up")
+    fig.tight_layout()
     fig.savefig(io.BytesIO(), format="png")
+    if not isinstance(figure_meta, str):
+        try:
+            figure_meta.describe(fig)
+        except Exception:  # noqa: BLE001 - describe's own failures are reported per figure later
+            pass
     plt.close("all")
-    go.Figure().to_json()
-    return load_figure_meta(figure_meta_path, figure_meta_source)
+    px.bar(frame, x="group", y="value").to_json()
+    gc.collect()
+    gc.freeze()
+    return figure_meta
 
 
 def load_figure_meta(path: str, source: str):

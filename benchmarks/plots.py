@@ -1,0 +1,204 @@
+"""Plot-execution benchmark: what isolation costs. A fixed set of small matplotlib scripts runs four
+ways in one process, interleaved script by script so machine load hits every way alike:
+
+- cold: a fresh `python` subprocess per script (imports the plotting stack every time),
+- in-process: `exec` in this process with the stack already imported (no isolation: the floor),
+- local: the local sandbox's warm fork-server,
+- docker: the docker sandbox's warm container pool (skipped, with the reason, without an engine).
+
+Every way draws, encodes each figure as PNG and describes it with figure_meta, as a plot episode
+does. Targets (issue 5): warm within 1.2x of in-process and at least 3x faster than cold.
+
+    python -m benchmarks.plots --out runs/bench-plots [--rounds 5]
+
+Writes DIR/plots.json (medians, ratios, docker overhead over local, raw samples).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import json
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+DATA_CSV = b"month,sales,costs\n" + b"".join(f"{m},{100 + 7 * m % 23},{60 + 5 * m % 17}\n".encode() for m in range(1, 13))
+
+SCRIPTS = {
+    "line": "import matplotlib.pyplot as plt\nimport numpy as np\nx = np.linspace(0, 10, 200)\n"
+            "plt.plot(x, np.sin(x), label='sin')\nplt.plot(x, np.cos(x), label='cos')\n"
+            "plt.title('Waves'); plt.xlabel('t'); plt.ylabel('value'); plt.legend()\n",
+    "bar_csv": "import pandas as pd\nimport matplotlib.pyplot as plt\ndf = pd.read_csv('data.csv')\n"
+               "fig, ax = plt.subplots(figsize=(7, 4))\nax.bar(df['month'], df['sales'], color='tab:blue')\n"
+               "ax.set_title('Monthly sales'); ax.set_xlabel('month'); ax.set_ylabel('sales')\n",
+    "scatter": "import matplotlib.pyplot as plt\nimport numpy as np\nrng = np.random.default_rng(0)\n"
+               "x, y = rng.normal(size=(2, 300))\nplt.scatter(x, y, c=x * y, cmap='viridis', s=12)\n"
+               "plt.colorbar(); plt.title('Scatter')\n",
+    "hist": "import matplotlib.pyplot as plt\nimport numpy as np\nrng = np.random.default_rng(1)\n"
+            "plt.hist(rng.normal(size=2000), bins=40, alpha=0.7)\nplt.title('Histogram'); plt.xlabel('x')\n",
+    "subplots": "import matplotlib.pyplot as plt\nimport numpy as np\nfig, axes = plt.subplots(2, 2, figsize=(8, 6))\n"
+                "for i, ax in enumerate(axes.flat):\n    ax.plot(np.arange(20) ** (1 + i / 4))\n    ax.set_title(f'panel {i}')\n"
+                "fig.suptitle('Grid'); fig.tight_layout()\n",
+    "pie": "import matplotlib.pyplot as plt\nplt.pie([30, 25, 20, 15, 10], labels=list('ABCDE'), autopct='%1.0f%%')\n"
+           "plt.title('Share')\n",
+}
+
+# Appended to each script for the cold way, which has no worker to collect its figures.
+COLLECT = """
+import io as _io, importlib.util as _u, matplotlib.pyplot as _plt
+_spec = _u.spec_from_file_location('figure_meta', {meta!r}); _fm = _u.module_from_spec(_spec); _spec.loader.exec_module(_fm)
+for _n in _plt.get_fignums():
+    _f = _plt.figure(_n); _f.savefig(_io.BytesIO(), format='png', dpi=_f.dpi); _fm.describe(_f)
+"""
+
+
+def figure_meta_path() -> Path:
+    from aesenv.sandbox.pool import FIGURE_META
+
+    return FIGURE_META
+
+
+def run_cold(code: str, workdir: Path) -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-I", "-c", code + COLLECT.format(meta=str(figure_meta_path()))],
+                   cwd=workdir, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "MPLBACKEND": "Agg"},
+                   check=True, capture_output=True)
+    return (time.perf_counter() - started) * 1000
+
+
+def run_in_process(code: str, workdir: Path, describe) -> float:
+    import matplotlib.pyplot as plt
+
+    started = time.perf_counter()
+    cwd = os.getcwd()
+    os.chdir(workdir)
+    try:
+        exec(compile(code, "main.py", "exec"), {"__name__": "__main__"})
+        for number in plt.get_fignums():
+            fig = plt.figure(number)
+            fig.savefig(io.BytesIO(), format="png", dpi=fig.dpi)
+            describe(fig)
+    finally:
+        plt.close("all")
+        os.chdir(cwd)
+    return (time.perf_counter() - started) * 1000
+
+
+async def run_sandbox(sandbox, code: str) -> float:
+    started = time.perf_counter()
+    run = await sandbox.run_plot(code, {"data.csv": DATA_CSV})
+    elapsed = (time.perf_counter() - started) * 1000
+    if not run.ok or not run.figures:
+        raise RuntimeError(f"{sandbox.name} run failed: {run.status.value} {run.reason}")
+    return elapsed
+
+
+def _load_describe():
+    import importlib.util
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    spec = importlib.util.spec_from_file_location("figure_meta", figure_meta_path())
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.describe
+
+
+async def measure(rounds: int, progress: bool, seed: int) -> dict:
+    from tqdm import tqdm
+
+    from aesenv.sandbox import make_sandbox
+    from aesenv.sandbox.docker import engine_problem
+
+    describe = _load_describe()
+    sandboxes = {"local": make_sandbox("local", workers=1)}
+    docker_problem = await asyncio.to_thread(engine_problem)
+    if not docker_problem:
+        sandboxes["docker"] = make_sandbox("docker", workers=1)
+    for sandbox in sandboxes.values():
+        await sandbox.start()
+    samples: dict[str, list[float]] = {way: [] for way in ["cold", "in_process", *sandboxes]}
+    rng = random.Random(seed)
+    try:
+        with tempfile.TemporaryDirectory(prefix="aesenv-bench-plots-") as tmp:
+            workdir = Path(tmp)
+            (workdir / "data.csv").write_bytes(DATA_CSV)
+
+            async def once(way: str, code: str) -> float:
+                if way == "cold":
+                    return await asyncio.to_thread(run_cold, code, workdir)
+                if way == "in_process":
+                    return run_in_process(code, workdir, describe)
+                return await run_sandbox(sandboxes[way], code)
+
+            for way in samples:  # warm-up, untimed: first-use costs are not per-episode costs
+                await once(way, SCRIPTS["line"])
+            total = rounds * len(SCRIPTS) * len(samples)
+            with tqdm(total=total, desc="plots bench", unit="run", disable=not progress) as bar:
+                for _ in range(rounds):
+                    for code in SCRIPTS.values():
+                        ways = list(samples)
+                        rng.shuffle(ways)
+                        for way in ways:
+                            samples[way].append(await once(way, code))
+                            bar.update()
+    finally:
+        for sandbox in sandboxes.values():
+            await sandbox.close()
+    return {"samples_ms": samples, "docker_unavailable": docker_problem or None,
+            "isolation": {name: sb.isolation.model_dump() for name, sb in sandboxes.items()}}
+
+
+def summarize(measured: dict) -> dict:
+    median = {way: round(statistics.median(values), 1) for way, values in measured["samples_ms"].items()}
+    cold, floor = median["cold"], median["in_process"]
+
+    def backend(way: str) -> dict | None:
+        if way not in median:
+            return None
+        warm = median[way]
+        return {"warm_median_ms": warm, "warm_speedup": round(cold / warm, 2),
+                "overhead_vs_inprocess": round(warm / floor, 3),
+                "meets_targets": warm / floor <= 1.2 and cold / warm >= 3}
+
+    local, docker = backend("local"), backend("docker")
+    if docker:
+        docker["overhead_over_local_ms"] = round(median["docker"] - median["local"], 1)
+        docker["overhead_over_local_ratio"] = round(median["docker"] / median["local"], 3)
+    return {"cold_median_ms": cold, "in_process_median_ms": floor, "local_warm_median_ms": median["local"],
+            "docker_warm_median_ms": median.get("docker"),
+            "warm_speedup": local["warm_speedup"], "overhead_vs_inprocess": local["overhead_vs_inprocess"],
+            "local": local, "docker": docker, "docker_unavailable": measured["docker_unavailable"]}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.plots", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", default="runs/bench-plots", help="output folder for plots.json")
+    ap.add_argument("--rounds", type=int, default=5, help="rounds over the script set")
+    ap.add_argument("--seed", type=int, default=0, help="seed for the order of ways within a script")
+    ap.add_argument("--no-progress", action="store_true")
+    args = ap.parse_args(argv)
+    measured = asyncio.run(measure(args.rounds, not args.no_progress, args.seed))
+    headline = summarize(measured)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    report = {**headline, "rounds": args.rounds, "scripts": sorted(SCRIPTS),
+              "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
+              "isolation": measured["isolation"], "samples_ms": measured["samples_ms"]}
+    (out / "plots.json").write_text(json.dumps(report, indent=1))
+    print(json.dumps({"plots_json": str(out / "plots.json"), **headline}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
