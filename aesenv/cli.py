@@ -183,6 +183,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 BENCHMARKS = {
     "perf": "benchmarks.perf",
     "degradation": "benchmarks.degradation",
+    "interactions": "benchmarks.interaction_accuracy",
     "plots": "benchmarks.plots",
 }
 

@@ -158,6 +158,7 @@ class Actor:
         if action.mark is not None and target is None:
             raise ActionFailed(f"there is no element [{action.mark}]")
         include: Box | None = None
+        own: Box | None = None  # the control itself, measured apart (see `Response.responded`)
         exclude: list[Box] = []
         point: tuple[float, float] | None = None
         if target is not None:
@@ -167,7 +168,8 @@ class Actor:
             if target.kind is MarkKind.CANVAS:
                 include = box
             elif target.kind is not MarkKind.CHOICE:
-                exclude.append(box.inflated(6))
+                own = box.inflated(6)
+                exclude.append(own)
             # The element that loses focus to this one restyles itself: not a response either.
             focused = await live.evaluate(_FOCUSED)
             if focused is not None and target.kind is not MarkKind.CANVAS:
@@ -200,6 +202,7 @@ class Actor:
             idle_mutations=state_before["idle"],
             changed_px=_changed(a1, a2, mask),
             idle_changed_px=0 if action.kind == "wait" else _changed(a0, a1, mask),
+            own_changed_px=_changed(a1, a2, _region_mask(a1.shape[:2], own, [])) if own is not None else 0,
             region_px=int(mask.sum()),
             region="canvas" if include is not None else ("viewport minus the control" if exclude else "viewport"),
             scrolled=abs(state_after["x"] - state_before["x"]) > 20 or abs(state_after["y"] - state_before["y"]) > 20,

@@ -130,8 +130,8 @@ def measured_verdict(response: Response) -> Verdict:
     if response.reloaded:
         return Verdict(score=0, reason="the page reloaded and lost its state instead of responding in place")
     evidence = []
-    if response.mutations:
-        evidence.append(f"{response.mutations} DOM changes")
+    if response.mutations and response.visible_change:
+        evidence.append(f"{response.mutations} visible DOM changes")
     if response.pixels_moved:
         evidence.append(f"{response.changed_px} px changed in the {response.region} (idle: {response.idle_changed_px})")
     if response.scrolled:
@@ -140,7 +140,8 @@ def measured_verdict(response: Response) -> Verdict:
         evidence.append("the location hash changed")
     if evidence:
         return Verdict(score=1, reason="responded: " + ", ".join(evidence))
-    return Verdict(score=0, reason=f"no response: no DOM change, {response.changed_px} px changed in the "
+    dom = f"{response.mutations} DOM changes that did not show" if response.mutations else "no DOM change"
+    return Verdict(score=0, reason=f"no response: {dom}, {response.changed_px} px changed in the "
                                    f"{response.region} (idle: {response.idle_changed_px}), no scroll")
 
 

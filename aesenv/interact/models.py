@@ -157,6 +157,7 @@ class Response(BaseModel):
     idle_mutations: int = 0
     changed_px: int = 0           # changed pixels in the measured region
     idle_changed_px: int = 0
+    own_changed_px: int = 0       # changed pixels on the control itself (left out of the region)
     region_px: int = 0
     region: str = "viewport"
     scrolled: bool = False
@@ -170,14 +171,24 @@ class Response(BaseModel):
         return self.changed_px > 1.3 * self.idle_changed_px + floor
 
     @property
+    def visible_change(self) -> bool:
+        """Anything at all changed on screen beyond what idling changed, the control included."""
+        return self.changed_px - self.idle_changed_px > 10 or self.own_changed_px > 10
+
+    @property
     def responded(self) -> bool:
-        return self.mutations > 0 or self.pixels_moved or self.scrolled or self.hash_changed
+        """A clear visible change, a scroll or hash change, or DOM changes that show on screen.
+        DOM changes nobody can see (a class the CSS never styles, a no-op attribute write) are
+        the commonest broken handler, so they do not count alone."""
+        return (self.pixels_moved or self.scrolled or self.hash_changed
+                or (self.mutations > 0 and self.visible_change))
 
     def merged(self, later: "Response") -> "Response":
         """Two actions that form one interaction (type, then submit) respond together."""
         return Response(mutations=self.mutations + later.mutations, idle_mutations=self.idle_mutations + later.idle_mutations,
                         changed_px=max(self.changed_px, later.changed_px),
                         idle_changed_px=max(self.idle_changed_px, later.idle_changed_px),
+                        own_changed_px=max(self.own_changed_px, later.own_changed_px),
                         region_px=later.region_px, region=later.region, scrolled=self.scrolled or later.scrolled,
                         hash_changed=self.hash_changed or later.hash_changed, reloaded=later.reloaded,
                         new_errors=self.new_errors + later.new_errors)

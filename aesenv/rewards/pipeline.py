@@ -40,6 +40,11 @@ class PipelineConfig(BaseModel):
     channel_timeout_s: float = 60.0
     render: RenderConfig = Field(default_factory=RenderConfig)
     sandbox: str = "local"  # where plot scripts run: "local" or "docker"
+    # The interactive agent: None follows the judge (`offline` → the deterministic explorer,
+    # `openai:<model>` → the VLM web agent), or name one; N = scored interactions per page.
+    interactor: str | None = None
+    interactor_options: dict[str, Any] = Field(default_factory=dict)  # ClientConfig fields for a VLM agent
+    interaction_budget: int = Field(default=3, ge=1)
 
     def model_post_init(self, _: object) -> None:
         known = sorted({name for registry in CHANNELS_BY_KIND.values() for name in registry})
@@ -80,7 +85,8 @@ class RewardPipeline:
         self.plot_judge = plot_judge or make_plot_judge(self.config.judge, **self.config.judge_options)
         self.linter = linter or HtmlHint()
         self.sandbox = sandbox or make_sandbox(self.config.sandbox)
-        deps = {"linter": self.linter, "judge": self.judge, "renderer": self.renderer, "plot_judge": self.plot_judge}
+        deps = {"linter": self.linter, "judge": self.judge, "renderer": self.renderer, "plot_judge": self.plot_judge,
+                "config": self.config}
         self.channels_by_kind: dict[str, list[RewardChannel]] = {
             kind: [registry[name](**deps) for name in self.config.channels if name in registry]
             for kind, registry in CHANNELS_BY_KIND.items()
