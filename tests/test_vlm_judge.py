@@ -18,7 +18,7 @@ from aesenv.lint.htmlhint import HtmlHint
 from aesenv.render.models import PageMetrics, Rendering, RenderStatus
 from aesenv.rewards import ChannelStatus, PipelineConfig, RewardPipeline
 from aesenv.tasks import Task
-from support.openai_server import choices
+from support.openai_server import choices, http_error
 
 API_KEY = "sk-vlm-test-key-9f8e7d6c5b4a"
 GOOD_PAGE = Path(__file__).parent / "data" / "good_page.html"
@@ -177,11 +177,19 @@ async def test_rescoring_a_page_is_served_from_the_cache(openai_server, vlm_pipe
 
 @pytest.mark.slow
 def test_cli_score_with_the_vlm_judge(openai_server, tmp_path):
-    def judge_reply(request):
+    def is_static(request) -> bool:
+        return "Instruction alignment (0-40)" in request.text
+
+    def reply(request):
+        if not is_static(request):  # the VLM web agent of the interactive channel: not scripted here
+            return http_error(400, message="this test scripts only the static judge")
         assert len(request.images) >= 1 and "coffee roastery" in request.text
         return answer(34, 24, 23, rationale="scripted VLM verdict")
 
-    openai_server.default = judge_reply
+    def static_requests():
+        return [r for r in openai_server.completions if is_static(r)]
+
+    openai_server.default = reply
     env = {**os.environ, "OPENAI_BASE_URL": openai_server.url, "OPENAI_API_KEY": API_KEY,
            "AESENV_JUDGE_CACHE": str(tmp_path / "cache")}
 
@@ -198,12 +206,12 @@ def test_cli_score_with_the_vlm_judge(openai_server, tmp_path):
     assert static["payload"]["rationale"] == "scripted VLM verdict"
     assert static["payload"]["evidence"]["images"]["format"] == "jpeg"
     assert record["provenance"]["judge"] == "openai:test-model"
-    assert len(openai_server.completions) == 1 and API_KEY not in output
+    assert len(static_requests()) == 1 and API_KEY not in output
 
     cached, _ = score()
-    assert len(openai_server.completions) == 1 and cached["channels"]["static"]["payload"]["evidence"]["cached"]
+    assert len(static_requests()) == 1 and cached["channels"]["static"]["payload"]["evidence"]["cached"]
     assert cached["reward"] == record["reward"]
 
     sampled, _ = score("--judge-samples", "3")
-    assert len(openai_server.completions) == 2 and openai_server.completions[-1].n == 3
+    assert len(static_requests()) == 2 and static_requests()[-1].n == 3
     assert len(sampled["channels"]["static"]["payload"]["evidence"]["samples"]) == 3

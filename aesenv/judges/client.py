@@ -384,9 +384,10 @@ class ChatClient:
             await state.limiter.wait()
         async with state.semaphore:
             usage.requests += 1
-            try:
-                response = await state.http.post(url, json=body, headers=headers)
-            except httpx.TimeoutException:
+            try:  # httpx times each phase; wait_for bounds the whole exchange (a trickling reply too)
+                response = await asyncio.wait_for(state.http.post(url, json=body, headers=headers),
+                                                  self.config.timeout_s)
+            except (httpx.TimeoutException, asyncio.TimeoutError):
                 raise _Retryable(f"no response within {self.config.timeout_s}s") from None
             except httpx.TransportError as exc:
                 raise _Retryable(f"transport error: {type(exc).__name__}: {_scrub(str(exc), api_key)}") from None
