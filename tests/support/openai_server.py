@@ -10,6 +10,7 @@ Scripting (the `openai_server` fixture gives a fresh server per test):
     server.script(                       # answers, consumed one per request, in order
         {"alignment": 30, ...},          # a dict -> its JSON as the answer text (all n choices)
         "not json at all",               # a str  -> that text
+        answer({...}, usage=(1000, 200)),  # fixed token counts (default: estimated from lengths)
         choices("{...}", "{...}"),       # one text per choice (for n > 1)
         http_error(429, retry_after=1),  # an HTTP error status (+ Retry-After header)
         slow(5.0, then={...}),           # answer only after 5 s (longer than a client timeout)
