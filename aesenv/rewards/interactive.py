@@ -4,8 +4,9 @@ The agent is the offline explorer by default and the VLM web agent with `openai:
 (see `aesenv.interact`). `raw` is the paper's unit, the count of interactions that worked (at
 most N); `score` is count / N. A page with nothing to interact with fails (0) where the category
 promises interaction (games, UI components, websites) and is not applicable where a static page
-is a legitimate answer (charts, 3D scenes): masking it there keeps a faithful static chart from
-being ranked below a chart with a useless button. A crashed page is the page's failure; a
+is a legitimate answer (charts, 3D scenes): masked there, a static chart is left out of the
+channel's group statistics (GDPO) instead of counted as a failed interaction. "Nothing" means no
+interaction was scored: none was found, or the VLM agent chose none. A crashed page is the page's failure; a
 browser or judge failure on our side is an infra error (masked), never a 0.
 """
 
@@ -17,7 +18,7 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError
 
 from aesenv.interact.agents import Interactor, interactor_for, make_interactor
-from aesenv.judges.client import JudgeError
+from aesenv.judges.client import ClientConfig, JudgeError
 from aesenv.render.models import RenderStatus
 from aesenv.rewards.channel import ChannelResult, ChannelStatus, Evidence, register_channel
 from aesenv.tasks import Category
@@ -31,6 +32,19 @@ def _failed(reason: str, **payload: Any) -> ChannelResult:
     return ChannelResult(status=ChannelStatus.FAILED, score=0.0, raw=0.0, payload={"reason": reason, **payload})
 
 
+def _agent_spec(config: Any) -> tuple[str, int, dict[str, Any]]:
+    """(spec, budget, options). An agent that follows a VLM judge also takes the judge's client
+    settings (base URL, key variable, timeouts), so `--judge-base-url` reaches both."""
+    spec = interactor_for(config.judge, config.interactor)
+    if spec.partition(":")[0] == "offline":
+        return spec, config.interaction_budget, {}
+    options = dict(config.interactor_options)
+    if config.interactor is None:
+        inherited = {k: v for k, v in config.judge_options.items() if k in ClientConfig.model_fields}
+        options = {**inherited, **options}
+    return spec, config.interaction_budget, options
+
+
 @register_channel("interactive")
 class InteractiveChannel:
     name = "interactive"
@@ -38,9 +52,7 @@ class InteractiveChannel:
 
     def __init__(self, config: Any = None, agent: Interactor | None = None, **_: object) -> None:
         if agent is None:
-            spec = interactor_for(config.judge, config.interactor) if config is not None else "offline"
-            budget = config.interaction_budget if config is not None else 3
-            options = config.interactor_options if config is not None and spec != "offline" else {}
+            spec, budget, options = _agent_spec(config) if config is not None else ("offline", 3, {})
             agent = make_interactor(spec, budget, **options)
         self.agent = agent
 
@@ -68,11 +80,12 @@ class InteractiveChannel:
                    "steps": [s.model_dump(mode="json", exclude_none=True) for s in report.steps]}
         if report.usage:
             payload["usage"] = report.usage
-        if not report.steps:
+        if not report.scored:
             category = evidence.task.category
             if category not in INTERACTION_EXPECTED:
-                return ChannelResult.not_applicable(f"nothing to interact with on a {category.value} page")
-            return _failed(f"nothing to interact with, and a {category.value} page is expected to respond", **payload)
+                return ChannelResult.not_applicable(f"no interaction to score on a {category.value} page")
+            return _failed(f"no interaction to score ({report.labeled} elements labeled, {report.stopped}), and "
+                           f"a {category.value} page is expected to respond", **payload)
         raw = report.raw
         status = ChannelStatus.OK if raw > 0 else ChannelStatus.FAILED
         if raw == 0:
