@@ -3,7 +3,8 @@ sandbox (`sandbox="local"` by default, or `"docker"`) next to the task's data fi
 figures are scored by the plot channels (execution ±1, static 0–100).
 
 Observation: the plot description (with any style request), the data file names and their first
-rows. `render()` shows the first figure the script drew.
+rows. `render()` shows the first figure the script drew that has a picture (plotly figures have
+one only when the plot judge needed it; see `RewardPipeline._score_plot`).
 """
 
 from __future__ import annotations

@@ -17,10 +17,12 @@ from aesenv.tasks import Task
 
 
 class PlotJudge(Protocol):
-    """Scores a script's figures against its task on the 40/30/30 rubric."""
+    """Scores a script's figures against its task on the 40/30/30 rubric. `needs_images`: the
+    judge looks at pictures, so plotly figures (JSON from the sandbox) must be drawn first."""
 
     name: str
     version: str
+    needs_images: bool
 
     async def judge(self, task: Task, figures: list[Figure]) -> StaticJudgement: ...
 

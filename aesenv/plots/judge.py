@@ -597,6 +597,7 @@ class OfflinePlotJudge:
 
     name = "offline-plot"
     version = "1"
+    needs_images = False  # reads figure descriptions and plotly JSON
 
     async def judge(self, task: Task, figures: list[Figure]) -> StaticJudgement:
         return await asyncio.to_thread(self.judge_sync, task, figures)

@@ -4,8 +4,9 @@ The sandbox returns plotly figures as JSON (`fig.to_json()`); plotly lays them o
 We draw them with the same hermetic Chromium that renders pages: a page that loads plotly.js
 from the renderer's virtual origin (the copy bundled with the host's `plotly` package, which is
 the version that wrote the JSON) and calls `Plotly.newPlot` as a static plot at the figure's
-size, then crop the screenshot to that size. Without `plotly` on the host the figure is judged
-from its JSON only, and the figure says so.
+size, then crop the screenshot to that size. Loading plotly.js (4.6 MB) costs the browser
+seconds, so the pipeline does this only for judges that look at images (the VLM); the offline
+judge reads the JSON. Without `plotly` on the host the figure keeps no image and says why.
 """
 
 from __future__ import annotations

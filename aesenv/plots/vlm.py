@@ -81,6 +81,8 @@ def decode_reference(reference: str) -> bytes:
 class VlmPlotJudge:
     """`PlotJudge` backed by an OpenAI-compatible VLM."""
 
+    needs_images = True
+
     def __init__(self, client: ChatClient, samples: int = 1) -> None:
         self.client = client
         self.samples = samples

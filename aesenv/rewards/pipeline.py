@@ -133,7 +133,8 @@ class RewardPipeline:
 
     async def _score_plot(self, task: Task, text: str | bytes) -> Scored:
         """The script runs in the sandbox next to the task's data files; plotly figures are drawn
-        by the renderer; the plot channels judge the run."""
+        by the renderer when the plot judge looks at images (plotly.js costs seconds to load);
+        the plot channels judge the run."""
         timings: dict[str, float] = {}
         start = time.perf_counter()
         artifact = extract_artifact(text)
@@ -142,7 +143,9 @@ class RewardPipeline:
         if artifact.kind is ArtifactKind.PYTHON:
             t = time.perf_counter()
             files = {name: data.encode("utf-8") for name, data in task.data_files.items()}
-            run = await with_plotly_pngs(await self.sandbox.run_plot(artifact.code, files), self.renderer)
+            run = await self.sandbox.run_plot(artifact.code, files)
+            if self.plot_judge.needs_images:
+                run = await with_plotly_pngs(run, self.renderer)
             timings["run"] = round((time.perf_counter() - t) * 1000, 1)
         plot_channels = self.channels_by_kind["plot"]
         results = await self._judge(Evidence(task, artifact, None, plot=run), timings, plot_channels)
