@@ -8,6 +8,9 @@ ways in one process, interleaved script by script so machine load hits every way
 
 Every way draws, encodes each figure as PNG and describes it with figure_meta, as a plot episode
 does. Targets (issue 5): warm within 1.2x of in-process and at least 3x faster than cold.
+The docker image carries Debian's plotting libraries, not this venv's, so its drawing time differs
+for that reason too; `channel_median_ms` (host wall time minus the worker's own time) isolates what
+each backend's transport adds.
 
     python -m benchmarks.plots --out runs/bench-plots [--rounds 5]
 
@@ -93,12 +96,14 @@ def run_in_process(code: str, workdir: Path, describe) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-async def run_sandbox(sandbox, code: str) -> float:
+async def run_sandbox(sandbox, code: str, channel: list[float]) -> float:
+    """Host-side wall time of one run; appends what the channel added over the worker's own time."""
     started = time.perf_counter()
     run = await sandbox.run_plot(code, {"data.csv": DATA_CSV})
     elapsed = (time.perf_counter() - started) * 1000
     if not run.ok or not run.figures:
         raise RuntimeError(f"{sandbox.name} run failed: {run.status.value} {run.reason}")
+    channel.append(elapsed - run.duration_ms)
     return elapsed
 
 
@@ -128,6 +133,7 @@ async def measure(rounds: int, progress: bool, seed: int) -> dict:
     for sandbox in sandboxes.values():
         await sandbox.start()
     samples: dict[str, list[float]] = {way: [] for way in ["cold", "in_process", *sandboxes]}
+    channel: dict[str, list[float]] = {name: [] for name in sandboxes}
     rng = random.Random(seed)
     try:
         with tempfile.TemporaryDirectory(prefix="aesenv-bench-plots-") as tmp:
@@ -139,7 +145,7 @@ async def measure(rounds: int, progress: bool, seed: int) -> dict:
                     return await asyncio.to_thread(run_cold, code, workdir)
                 if way == "in_process":
                     return run_in_process(code, workdir, describe)
-                return await run_sandbox(sandboxes[way], code)
+                return await run_sandbox(sandboxes[way], code, channel[way])
 
             for way in samples:  # warm-up, untimed: first-use costs are not per-episode costs
                 await once(way, SCRIPTS["line"])
@@ -155,7 +161,7 @@ async def measure(rounds: int, progress: bool, seed: int) -> dict:
     finally:
         for sandbox in sandboxes.values():
             await sandbox.close()
-    return {"samples_ms": samples, "docker_unavailable": docker_problem or None,
+    return {"samples_ms": samples, "channel_ms": channel, "docker_unavailable": docker_problem or None,
             "isolation": {name: sb.isolation.model_dump() for name, sb in sandboxes.items()}}
 
 
@@ -168,6 +174,7 @@ def summarize(measured: dict) -> dict:
             return None
         warm = median[way]
         return {"warm_median_ms": warm, "warm_speedup": round(cold / warm, 2),
+                "channel_median_ms": round(statistics.median(measured["channel_ms"][way]), 1),
                 "overhead_vs_inprocess": round(warm / floor, 3),
                 "meets_targets": warm / floor <= 1.2 and cold / warm >= 3}
 

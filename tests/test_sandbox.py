@@ -75,6 +75,26 @@ async def test_raise_gives_error_with_traceback(sandbox):
     assert "worker.py" not in run.traceback
 
 
+@pytest.mark.parametrize(("code", "status", "reason"), [
+    ("def broken(:\n", RunStatus.ERROR, "SyntaxError"),
+    ("import sys\nprint('bye')\nsys.exit(0)\n", RunStatus.OK, ""),
+    ("import sys\nsys.exit(4)\n", RunStatus.ERROR, "exited with code 4"),
+    ("open('big.bin', 'wb').write(b'x' * (3 * 1024 * 1024))\n", RunStatus.KILLED, "file size limit"),
+])
+async def test_exit_paths(sandbox, code, status, reason):
+    run = await sandbox.run_plot(code, {}, SandboxLimits(timeout_s=8, max_file_mb=2))
+    assert run.status is status, run.reason + run.stderr
+    assert reason in run.reason
+
+
+async def test_plotly_figures_created_without_show(sandbox):
+    code = "import plotly.graph_objects as go\nfig = go.Figure(go.Scatter(x=[1, 2], y=[3, 1]))\nfig.update_layout(title='t')\n"
+    run = await sandbox.run_plot(code, {}, QUICK)
+    assert run.status is RunStatus.OK, run.reason + run.stderr
+    assert [f.kind for f in run.figures] == ["plotly"]
+    assert json.loads(run.figures[0].plotly_json)["layout"]["title"]["text"] == "t"
+
+
 async def test_timeout_within_deadline(sandbox):
     limits = SandboxLimits(timeout_s=1.5)
     started = time.monotonic()
@@ -214,3 +234,37 @@ async def test_concurrent_runs_are_separate():
         runs = await asyncio.gather(*(sb.run_plot(f"open('n.txt','w').write('{i}')\nimport os\nprint(sorted(os.listdir('.')))\n", {}, QUICK)
                                       for i in range(4)))
     assert all(r.status is RunStatus.OK and r.stdout.strip() == "['main.py', 'n.txt']" for r in runs)
+
+
+async def test_without_isolation_the_record_says_so():
+    sb = make_sandbox("local", workers=1, isolate=False)
+    async with sb:
+        run = await sb.run_plot("import os\nprint(os.environ.get('AESENV_TEST_SECRET'))\n", {}, QUICK)
+    assert run.status is RunStatus.OK and run.stdout == "None\n"
+    assert not run.isolation.network and not run.isolation.filesystem
+
+
+async def test_docker_containers_are_removed():
+    if problem := docker_unavailable():
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must test the docker sandbox: {problem}")
+        pytest.skip(f"docker sandbox unavailable: {problem}")
+    from aesenv.sandbox.docker import LABEL, client
+
+    engine = client()
+    before = {c.id for c in engine.containers.list(all=True, filters={"label": LABEL})}
+    stale = engine.containers.create(image_name_for_tests(), ["true"], labels={LABEL: f"{socket.gethostname()}:999999999"})
+    sb = make_sandbox("docker", workers=2)
+    await sb.start()
+    labelled = engine.containers.list(all=True, filters={"label": LABEL})
+    assert stale.id not in {c.id for c in labelled}  # a dead owner's container is removed at start
+    started = {c.id for c in labelled if c.labels[LABEL] == f"{socket.gethostname()}:{os.getpid()}"} - before
+    assert len(started) == 2
+    await sb.close()
+    assert not started & {c.id for c in engine.containers.list(all=True, filters={"label": LABEL})}
+
+
+def image_name_for_tests() -> str:
+    from aesenv.sandbox.image import image_name
+
+    return image_name()

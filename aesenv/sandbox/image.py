@@ -66,10 +66,25 @@ def build(force: bool = False, mirror: str = MIRROR, say: Callable[[str], None] 
         repository, tag = name.split(":")
         engine.api.import_image(src=str(tarball), repository=repository, tag=tag,
                                 changes=[f"LABEL {CONTENT_LABEL}={digest}", *IMPORT_CHANGES])
-    if engine.images.get(name).labels.get(CONTENT_LABEL) != digest:
+    image = engine.images.get(name)
+    if image.labels.get(CONTENT_LABEL) != digest:
         raise RuntimeError(f"import of {name} did not produce the expected image")
+    for old in existing:
+        if old.id != image.id:
+            _remove_quietly(engine, old.id, say)
     say(f"built {name} (recipe {digest})")
     return name
+
+
+def _remove_quietly(engine, image_id: str, say: Callable[[str], None]) -> None:
+    """Drop the image this build replaced (kept when a container still uses it)."""
+    import docker
+
+    try:
+        engine.images.remove(image_id)
+        say(f"removed the replaced image {image_id[:19]}")
+    except docker.errors.APIError as exc:
+        say(f"kept the replaced image {image_id[:19]}: {exc.explanation}")
 
 
 def _debootstrap(rootfs: Path, mirror: str, say: Callable[[str], None]) -> None:
@@ -80,7 +95,7 @@ def _debootstrap(rootfs: Path, mirror: str, say: Callable[[str], None]) -> None:
     say("debootstrap " + " ".join(command[1:]))
     tail: list[str] = []
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as process, \
-            tqdm(desc="debootstrap", unit=" steps") as bar:
+            tqdm(desc="debootstrap", unit=" steps", mininterval=2) as bar:
         for line in process.stdout:
             tail = (tail + [line.rstrip()])[-20:]
             if line.startswith("I: "):

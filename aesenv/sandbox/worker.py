@@ -188,7 +188,7 @@ def set_limits(limits: dict) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
-def enter_child(workspace: str, uid: int | None, limits: dict, fds: tuple[int, int, int], keep: int) -> None:
+def enter_child(workspace: str, uid: int | None, limits: dict, fds: tuple[int, int], keep: int) -> None:
     """Become the sandboxed process: own session, stdio to pipes, no privileges, limits, clean env."""
     os.setsid()
     devnull = os.open(os.devnull, os.O_RDONLY)
@@ -213,7 +213,7 @@ def classify(exc: BaseException) -> tuple[str, str]:
     """(status, reason) for an exception that escaped the user's script."""
     if isinstance(exc, MemoryError):
         return "killed", "memory limit reached"
-    if isinstance(exc, OSError) and exc.errno == errno.EAGAIN and "fork" in "".join(traceback.format_tb(exc.__traceback__)):
+    if isinstance(exc, BlockingIOError) and exc.errno == errno.EAGAIN:
         return "killed", "process limit reached"
     if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
         return "killed", "file size limit reached"
@@ -228,7 +228,7 @@ def user_traceback(exc: BaseException) -> str:
     return "".join(traceback.format_exception(type(exc), exc, tb))
 
 
-def run_script(code: str, figure_meta, shown: list) -> dict:
+def run_script(code: str, figure_meta, plotly_figures) -> dict:
     import matplotlib.pyplot as plt
 
     status, reason, tb = "ok", "", ""
@@ -255,7 +255,7 @@ def run_script(code: str, figure_meta, shown: list) -> dict:
             fig.savefig(buf, format="png", dpi=fig.dpi)
             figures.append({"name": f"figure-{index}.png", "kind": "matplotlib",
                             "png": base64.b64encode(buf.getvalue()).decode(), "meta": describe(figure_meta, fig)})
-        for index, fig in enumerate(unique(shown), start=1):
+        for index, fig in enumerate(plotly_figures(), start=1):
             figures.append({"name": f"plotly-{index}.json", "kind": "plotly", "plotly_json": fig.to_json()})
     except BaseException as exc:  # noqa: BLE001 - a figure the user broke is the user's error
         if status == "ok":
@@ -278,8 +278,10 @@ def unique(items: list) -> list:
     return [x for x in items if not (id(x) in seen or seen.add(id(x)))]
 
 
-def capture_plotly() -> list:
-    """Record every plotly figure that is shown; without any show, every figure created."""
+def capture_plotly():
+    """Record plotly figures; the returned function gives those shown, or, without any show,
+    every figure created (matplotlib's `plt.show` is a no-op under Agg and is silenced too)."""
+    import matplotlib.pyplot as plt
     import plotly.basedatatypes as bdt
     import plotly.io as pio
 
@@ -297,20 +299,12 @@ def capture_plotly() -> list:
     bdt.BaseFigure.__init__ = init
     bdt.BaseFigure.show = show
     pio.show = show
-
-    class Figures(list):
-        def __iter__(self):
-            return iter(shown if shown else [f for f in created if type(f).__name__ == "Figure"])
-
-    return Figures()
+    plt.show = lambda *args, **kwargs: None
+    return lambda: unique(shown) if shown else [f for f in unique(created) if type(f).__name__ == "Figure"]
 
 
 def child_plot(code: str, figure_meta, result_fd: int) -> None:
-    import matplotlib.pyplot as plt
-
-    plt.show = lambda *args, **kwargs: None
-    shown = capture_plotly()
-    result = run_script(code, figure_meta, shown)
+    result = run_script(code, figure_meta, capture_plotly())
     data = json.dumps(result).encode()
     view = memoryview(data)
     while view:
@@ -369,6 +363,7 @@ class Worker:
         started = time.monotonic()
         pid = os.fork()
         if pid == 0:
+            exit_code = 0 if job["kind"] == "plot" else 127
             try:
                 enter_child(workspace, self.uid, limits, (out_w, err_w), res_w)
                 if job["kind"] == "plot":
@@ -378,10 +373,11 @@ class Worker:
                         signal.signal(sig, signal.SIG_DFL)
                     os.execvp(job["argv"][0], job["argv"])
             except BaseException:  # noqa: BLE001 - report and leave without running our cleanup
+                exit_code = exit_code or 1
                 traceback.print_exc()
                 sys.stderr.flush()
             finally:
-                os._exit(0 if job["kind"] == "plot" else 127)
+                os._exit(exit_code)
         for fd in (out_w, err_w, res_w):
             os.close(fd)
         streams = Streams(out_r, err_r, res_r, limits["max_output_bytes"])
@@ -401,8 +397,8 @@ class Worker:
     def outcome(self, job: dict, outcome: str, wait_status: int, raw: bytes, limits: dict) -> dict:
         if outcome == "timeout":
             return {"status": "timeout", "reason": f"deadline of {limits['timeout_s']} s reached"}
-        if outcome.startswith("output"):
-            return {"status": "killed", "reason": f"{outcome[7:]} exceeded {limits['max_output_bytes']} bytes"}
+        if outcome.startswith("overflow:"):
+            return {"status": "killed", "reason": f"{outcome[9:]} exceeded its size limit"}
         code = os.waitstatus_to_exitcode(wait_status)
         if code < 0:
             sig = -code
@@ -519,9 +515,9 @@ class Streams:
         buf += chunk[:max(room, 0)]
         if len(chunk) > room:
             if kind == 3:
-                return "output result"
+                return f"overflow:figures and metadata ({MAX_RESULT_BYTES} bytes)"
             self.truncated[kind] = True
-            return "output stdout" if kind == 1 else "output stderr"
+            return f"overflow:{'stdout' if kind == 1 else 'stderr'} ({self.limits[kind]} bytes)"
         return ""
 
     def drain(self) -> None:
