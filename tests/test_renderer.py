@@ -32,7 +32,7 @@ async def test_outputs_screenshots_dom_and_timings(renderer):
     h1 = next(e for e in r.elements if e.tag == "h1")
     assert h1.text == "Bakery" and h1.color == "rgb(248, 250, 252)" and h1.font_size > 20
     assert r.metrics.title == "Shop" and r.metrics.lang == "en"
-    assert {"navigate", "settle", "snapshot", "freeze_animations", "screenshot", "mobile_probe"} <= set(r.timings_ms)
+    assert {"navigate", "settle", "snapshot", "screenshot", "mobile_probe"} <= set(r.timings_ms)
     assert r.provenance["browser_version"]
 
 

@@ -373,8 +373,9 @@ class Renderer:
             if keep_open and not trace.crashed:
                 # The capture ends on the phone-width probe; agents act at the judging size.
                 cfg = self.config
-                await prepared.page.set_viewport_size({"width": cfg.viewport_width, "height": cfg.viewport_height})
-                kept = True
+                kept = await self._bounded("restore_viewport", self._at_size(
+                    prepared.page, cfg.viewport_width, cfg.viewport_height), cfg.snapshot_timeout_s,
+                                           trace, prepared.cdp) is True
             return result, prepared if kept else None
         finally:
             if not kept:
@@ -473,18 +474,19 @@ class Renderer:
 
     @staticmethod
     async def _open(page: Page, entry: str) -> None:
-        """Navigate, then wait for the document's own load event. Waiting inside `goto` would
-        mistake a page that tries to navigate away (and is held back) for a hung one."""
+        """Navigate, then wait for the document's own load event and its fonts (one round
+        trip). Waiting inside `goto` would mistake a page that tries to navigate away (and is
+        held back) for a hung one."""
         await page.goto(f"{ORIGIN}/{entry}", wait_until="commit")
-        await page.evaluate("""() => document.readyState === "complete" || new Promise(
-            (done) => addEventListener("load", () => done(true), { once: true }))""")
+        await page.evaluate("""() => (document.readyState === "complete" ? Promise.resolve() : new Promise(
+            (done) => addEventListener("load", () => done(), { once: true })))
+            .then(() => document.fonts ? document.fonts.ready : null).then(() => true)""")
 
     async def _settle(self, page: Page, trace: _Trace) -> None:
-        """Fonts loaded, then a fixed slice of the page's (virtual) time: timers, animation
-        frames and late DOM work run to the same point on every render. Time is advanced in
-        steps; a page too heavy to reach `settle_ms` within `settle_budget_s` (software WebGL
-        draws each frame on the CPU) is captured where it got, and `settled_ms` says where."""
-        await page.evaluate("() => document.fonts ? document.fonts.ready.then(() => true) : true")
+        """A fixed slice of the page's (virtual) time after load: timers, animation frames and
+        late DOM work run to the same point on every render. Time is advanced in steps; a page
+        too heavy to reach `settle_ms` within `settle_budget_s` (software WebGL draws each frame
+        on the CPU) is captured where it got, and `settled_ms` says where."""
         if not self.config.freeze_time:
             await page.evaluate("""async () => { for (let i = 0; i < 3; i++)
                 await new Promise(r => requestAnimationFrame(() => r())); }""")
@@ -501,33 +503,38 @@ class Renderer:
             await page.clock.run_for(step)
             trace.settled_ms += step
 
+    @staticmethod
+    async def _at_size(page: Page, width: int, height: int, then=None):
+        """Resize the viewport, then run `then()` (a page call) at that size."""
+        await page.set_viewport_size({"width": width, "height": height})
+        return await then() if then is not None else True
+
     async def _capture(self, page: Page, cdp, entry: str, trace: _Trace) -> Rendering:
         cfg = self.config
         await self._bounded("navigate", self._open(page, entry), cfg.navigation_timeout_s, trace, cdp)
         await self._bounded("settle", self._settle(page, trace), cfg.settle_timeout_s, trace, cdp)
+        # Motion is stopped first so the snapshot describes the frame the screenshot shows; the
+        # snapshot crosses as one JSON string: Playwright's per-value protocol validation of a
+        # large object costs more than the snapshot itself.
         snap = await self._bounded("snapshot", page.evaluate(
-            f"(n) => JSON.stringify(({_JS['snapshot.js']})(n))", cfg.max_dom_nodes),
-                                   cfg.snapshot_timeout_s, trace, cdp)
-        # The snapshot crosses as one JSON string: Playwright's per-value protocol validation of
-        # a large object costs more than the snapshot itself.
+            f"(n) => ({_JS['freeze_animations.js']})() && JSON.stringify(({_JS['snapshot.js']})(n))",
+            cfg.max_dom_nodes), cfg.snapshot_timeout_s, trace, cdp)
         snap = json.loads(snap) if isinstance(snap, str) else None
         metrics = PageMetrics(**snap["metrics"]) if isinstance(snap, dict) else PageMetrics()
         elements = [DomElement(**e) for e in snap["elements"]] if isinstance(snap, dict) else []
         doc_height = int(metrics.doc_height or cfg.viewport_height)
         captured = max(cfg.viewport_height, min(doc_height, cfg.max_full_page_height))
-        await self._bounded("freeze_animations", page.evaluate(_JS["freeze_animations.js"]),
-                            cfg.snapshot_timeout_s, trace, cdp)
         shot = await self._bounded("screenshot", cdp.send("Page.captureScreenshot", {
             "format": "png", "optimizeForSpeed": True, "captureBeyondViewport": True, "fromSurface": True,
             "clip": {"x": 0, "y": 0, "width": cfg.viewport_width, "height": captured, "scale": 1}}),
             cfg.capture_timeout_s, trace, cdp)
         full_png = base64.b64decode(shot["data"]) if isinstance(shot, dict) and "data" in shot else None
-        mobile = None
-        with contextlib.suppress(PlaywrightError):
-            await page.set_viewport_size({"width": cfg.mobile_width, "height": cfg.mobile_height})
-            probe = await self._bounded("mobile_probe", page.evaluate(_JS["mobile_probe.js"]),
-                                        cfg.snapshot_timeout_s, trace, cdp)
-            mobile = MobileProbe(**probe) if isinstance(probe, dict) else None
+        # A resize waits for the renderer to answer, so it is bounded like any page call: a
+        # page still busy parsing a flood would otherwise hold the render past every deadline.
+        probe = await self._bounded("mobile_probe", self._at_size(
+            page, cfg.mobile_width, cfg.mobile_height, lambda: page.evaluate(_JS["mobile_probe.js"])),
+                                    cfg.snapshot_timeout_s, trace, cdp)
+        mobile = MobileProbe(**probe) if isinstance(probe, dict) else None
         status = RenderStatus.TIMEOUT if trace.timed_out else RenderStatus.OK
         problems = [f"page hung in: {', '.join(trace.timed_out)}"] if trace.timed_out else []
         problems += [f"{stage} failed: {why}" for stage, why in trace.failed.items()]

@@ -19,22 +19,34 @@ log = logging.getLogger(__name__)
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 
 
-def _children() -> dict[int, list[int]]:
+def _parent(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[1])
+
+
+def _children(parents: dict[int, int | None] | None = None) -> dict[int, list[int]]:
+    """Parent → children over all live processes. With `parents` (a pid → ppid memo that this
+    call keeps current), only processes not seen before are read: a sweep on a busy machine
+    then costs one directory listing instead of a file read per process."""
+    memo: dict[int, int | None] = {} if parents is None else parents
+    alive = {int(name) for name in os.listdir("/proc") if name.isdigit()}
+    for gone in memo.keys() - alive:
+        del memo[gone]
     tree: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        tree.setdefault(ppid, []).append(int(entry.name))
+    for pid in alive:
+        if pid not in memo:
+            memo[pid] = _parent(pid)
+        ppid = memo[pid]
+        if ppid is not None:
+            tree.setdefault(ppid, []).append(pid)
     return tree
 
 
-def descendants(pid: int) -> list[int]:
-    tree, out, stack = _children(), [], [pid]
+def descendants(pid: int, parents: dict[int, int | None] | None = None) -> list[int]:
+    tree, out, stack = _children(parents), [], [pid]
     while stack:
         for child in tree.get(stack.pop(), []):
             out.append(child)
@@ -65,6 +77,8 @@ class MemoryWatchdog:
         self.kills = 0
         self._task: asyncio.Task | None = None
         self._active = 0
+        self._parents: dict[int, int | None] = {}
+        self._renderers: dict[int, bool] = {}
 
     def __enter__(self) -> "MemoryWatchdog":
         self._active += 1
@@ -86,8 +100,11 @@ class MemoryWatchdog:
 
     def sweep(self) -> int:
         killed = 0
-        for pid in descendants(os.getpid()):
-            if is_renderer(pid) and rss_bytes(pid) > self.limit:
+        pids = descendants(os.getpid(), self._parents)
+        self._renderers = {pid: self._renderers[pid] if pid in self._renderers else is_renderer(pid)
+                           for pid in pids}
+        for pid in pids:
+            if self._renderers[pid] and rss_bytes(pid) > self.limit:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
                     killed += 1
