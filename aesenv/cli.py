@@ -136,7 +136,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
     judge_options = {key: value for key, value in (("base_url", args.judge_base_url), ("samples", args.judge_samples))
                      if value is not None}
     config = PipelineConfig(judge=args.judge, judge_options=judge_options, reward=args.reward,
-                            render=RenderConfig(online=args.online))
+                            render=RenderConfig(online=args.online), sandbox=args.sandbox)
     raw = _read_page(args.page)
 
     async def go():
@@ -145,8 +145,8 @@ def _cmd_score(args: argparse.Namespace) -> int:
 
     scored = asyncio.run(go())
     record = scored.record
-    if args.screenshot and scored.rendering and scored.rendering.full_page_png:
-        Path(args.screenshot).write_bytes(scored.rendering.full_page_png)
+    if args.screenshot and scored.picture:
+        Path(args.screenshot).write_bytes(scored.picture)
         record.screenshot = args.screenshot
     if args.json:
         print(record.model_dump_json(indent=2))
@@ -169,7 +169,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
     tasks = load_tasks(args.tasks)[: args.limit or None]
     policy = make_policy(args.policy)
-    config = PipelineConfig(render=RenderConfig(online=args.online))
+    config = PipelineConfig(render=RenderConfig(online=args.online), sandbox=args.sandbox)
     summary = asyncio.run(run_and_report(tasks, policy, args.out, config=config, concurrency=args.concurrency,
                                          title=f"aesenv demo: {policy.name} on {args.tasks}"))
     print(f"{summary['n_total']} episodes, mean reward {summary['reward_mean']}, "
@@ -242,7 +242,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--judge-base-url", help="OpenAI-compatible endpoint for openai:<model> (e.g. a vLLM server)")
     p.add_argument("--judge-samples", type=int, help="ask the VLM judge k times and take the median (e.g. 3)")
     p.add_argument("--reward", default="paper", choices=["paper", "normalized"])
-    p.add_argument("--screenshot", help="also write the full-page screenshot here")
+    p.add_argument("--screenshot", help="also write the full-page screenshot (or a plot's first figure) here")
+    p.add_argument("--sandbox", default="local", choices=["local", "docker"], help="where plot scripts run")
     p.add_argument("--json", action="store_true")
     p.set_defaults(fn=_cmd_score)
 
@@ -253,6 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="runs/demo")
     p.add_argument("--limit", type=int, default=0)
     p.add_argument("--concurrency", type=int, default=2)
+    p.add_argument("--sandbox", default="local", choices=["local", "docker"], help="where plot scripts run")
     p.set_defaults(fn=_cmd_demo)
 
     p = sub.add_parser("sandbox", help="sandbox tools: `build` makes the docker sandbox image locally")

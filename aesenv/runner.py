@@ -62,7 +62,7 @@ async def run_episodes(tasks: list[Task], policy: Policy, out_dir: str | Path, *
                 if policy_error:  # no answer is not a bad answer: keep it out of the means
                     record = record.model_copy(update={"status": "infra_error", "reward": None,
                                                        "normalized": None, "failure": policy_error})
-                png = scored.rendering.full_page_png if scored.rendering else None
+                png = scored.picture
                 if png:
                     name = f"{_safe(task.id)}.png"
                     (shots / name).write_bytes(png)

@@ -64,6 +64,13 @@ class Scored:
     artifact: Artifact
     plot: PlotRun | None = None
 
+    @property
+    def picture(self) -> bytes | None:
+        """The PNG a report shows: the full-page screenshot, or the first figure that has one."""
+        if self.rendering is not None:
+            return self.rendering.full_page_png
+        return next((f.png for f in self.plot.figures if f.png), None) if self.plot else None
+
 
 def _version(dist: str) -> str:
     try:
