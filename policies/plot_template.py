@@ -175,8 +175,8 @@ def _bar(s: Script, c: Columns) -> str:
     if len(c.numeric) == 1:
         y = c.numeric[0]
         call = "barh" if horizontal else "bar"
-        s.add(f'ax.{call}(df["{x}"], df["{y}"], color="#3b6ea5")', 'ax.grid(axis="x" if %r else "y", alpha=0.3)'
-              % horizontal, "ax.set_axisbelow(True)")
+        s.add(f'ax.{call}(df["{x}"], df["{y}"], color="#3b6ea5")',
+              f'ax.grid(axis="{"x" if horizontal else "y"}", alpha=0.3)', "ax.set_axisbelow(True)")
         labels = (humanize(y), humanize(x)) if horizontal else (humanize(x), humanize(y))
         if not horizontal:
             s.add('plt.setp(ax.get_xticklabels(), rotation=30 if len(df) > 6 else 0, ha="right" if len(df) > 6 '
@@ -190,7 +190,7 @@ def _bar(s: Script, c: Columns) -> str:
     else:
         s.add(f"columns = {series!r}", "width = 0.8 / len(columns)", "positions = np.arange(len(df))",
               "for i, column in enumerate(columns):",
-              f'    ax.bar(positions + (i - (len(columns) - 1) / 2) * width, df[column], width, label=column)',
+              '    ax.bar(positions + (i - (len(columns) - 1) / 2) * width, df[column], width, label=column)',
               f'ax.set_xticks(positions, df["{x}"])')
     s.add('ax.grid(axis="y", alpha=0.3)', "ax.set_axisbelow(True)")
     return s.finish(humanize(x), "Value" if "stacked" not in prompt else "Responses", legend=True)
