@@ -277,3 +277,11 @@ async def test_vlm_plot_judge_failure_masks_the_static_channel(openai_server, tm
     assert record.channels["execution"].raw == 1.0
     assert record.channels["static"].status is ChannelStatus.INFRA_ERROR
     assert record.status == "infra_error" and record.reward is None
+
+
+async def test_plot_record_is_a_function_of_the_answer(plot_pipeline):
+    from aesenv.envs.base import deterministic_view
+
+    text = answer(write_script(LINE))
+    first, second = [deterministic_view((await plot_pipeline.score(LINE, text)).record) for _ in range(2)]
+    assert first == second

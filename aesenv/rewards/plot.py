@@ -28,11 +28,11 @@ def _failed(raw: float, reason: str, **payload: Any) -> ChannelResult:
 
 
 def run_summary(run: PlotRun) -> dict[str, Any]:
-    """The run as it goes into a record: no image bytes, output tails only."""
+    """The run as it goes into a record: no image bytes, output tails only, and no wall-clock
+    time (that is `timings_ms.run`), so the payload is a function of the script."""
     return {
         "run_status": run.status.value,
         "backend": run.backend,
-        "duration_ms": run.duration_ms,
         "figures": [{"name": f.name, "kind": f.kind, "png_bytes": len(f.png or b""),
                      **({"meta_error": f.meta["error"]} if "error" in f.meta else {})} for f in run.figures],
         "imported": run.imported,
