@@ -152,3 +152,16 @@ async def test_channel_in_the_pipeline_records_evidence(pipeline):
     assert len(record.model_dump_json()) < 120_000
     static = record.channels["static"].raw
     assert record.reward == pytest.approx(0.1 * record.channels["execution"].raw + 0.8 * static + 0.1 * 1.0)
+
+
+ESCAPE_MODAL = """<!doctype html><html><body><button id="open">Show offer</button>
+<div id="ov" style="display:none;position:fixed;inset:0;background:#0009"><div style="background:#fff;margin:100px;padding:40px">
+<button id="claim">Claim 10% off</button></div></div>
+<script>const ov = document.getElementById('ov');
+document.getElementById('open').onclick = () => { ov.style.display = 'block'; };
+addEventListener('keydown', (e) => { if (e.key === 'Escape') ov.style.display = 'none'; });</script></body></html>"""
+
+
+async def test_an_overlay_without_a_close_control_is_closed_with_escape(renderer):
+    report = await _explore(renderer, ESCAPE_MODAL)
+    assert [(s.target, s.verdict.score) for s in report.steps[:2]] == [("#open", 1), ("keys:Escape", 1)]

@@ -68,8 +68,9 @@ def _text_for(mark: Mark) -> str:
     return DEFAULT_TEXT
 
 
-def candidates(task: Task, labeling: Labeling) -> list[Candidate]:
-    """Everything worth trying on the page as labeled now, with its importance."""
+def candidates(task: Task, labeling: Labeling, opened_overlay: bool = False) -> list[Candidate]:
+    """Everything worth trying on the page as labeled now, with its importance. After an
+    interaction opened an overlay with no close control, Escape is the way to close it."""
     game = _is_game(task, labeling)
     found: list[Candidate] = []
     forms: dict[int, list[int]] = {}
@@ -104,6 +105,8 @@ def candidates(task: Task, labeling: Labeling) -> list[Candidate]:
         if not mark.in_viewport:
             base -= 5
         found.append(Candidate(key, mark.kind.value, base, mark=mark.index))
+    if opened_overlay and not any(c.kind == "close" for c in found):
+        found.append(Candidate("keys:Escape", "close", 95, keys=("Escape",)))
     if game or labeling.key_listeners:
         for rank, burst in enumerate(KEY_BURSTS):
             found.append(Candidate("keys:" + "+".join(burst), "keys", (90 if game else 25) - 5 * rank, keys=burst))
@@ -170,8 +173,9 @@ class OfflineExplorer:
         report.labeled = len(labeling.marks)
         await actor.start()
         episode = _Episode()
+        opened = False
         while episode.scored < self.budget and episode.actions < 4 * self.budget:
-            option = choose(candidates(task, labeling), episode)
+            option = choose(candidates(task, labeling, opened), episode)
             if option is None:
                 report.stopped = "nothing left to try"
                 break
@@ -190,13 +194,15 @@ class OfflineExplorer:
             if any(s.verdict.scored for s in steps):
                 episode.scored += 1
                 episode.kinds_done.append(option.kind)
+            before = {m.path for m in labeling.marks if m.in_overlay}
             labeling = await label(live)
+            opened = any(m.in_overlay and m.path not in before for m in labeling.marks)
         else:
             report.stopped = report.stopped or ("budget used" if episode.scored >= self.budget else "action limit")
         return report
 
     async def _interact(self, actor: Actor, labeling: Labeling, option: Candidate, episode: _Episode) -> list[Step]:
-        if option.kind == "keys":
+        if option.keys:
             action = Action(kind="key", keys=list(option.keys))
             episode.actions += 1
             measured = await actor.run(action, labeling)

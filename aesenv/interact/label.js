@@ -132,5 +132,5 @@
   globalThis[Symbol.for("aesenv.marks")] = marks;
   const keyTypes = (t) => (listened.get(t) || []).filter((x) => x.startsWith("key"));
   const pageKeys = [document, document.documentElement, document.body].flatMap(keyTypes);
-  return { marks: infos, page_keys: pageKeys, viewport: [vw, vh] };
+  return { marks: infos, page_keys: pageKeys };
 }

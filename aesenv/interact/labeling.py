@@ -68,7 +68,7 @@ async def label(live: LivePage, *, max_marks: int = MAX_MARKS) -> Labeling:
         await live.bounded(cdp.send("Runtime.releaseObjectGroup", {"objectGroup": _GROUP}))
     marks = [Mark.model_validate(m) for m in found["marks"]]
     keys = sorted(set(window_keys) | set(found["page_keys"]))
-    return Labeling(marks=marks, key_listeners=keys, viewport=tuple(found["viewport"]))
+    return Labeling(marks=marks, key_listeners=keys)
 
 
 _PALETTE = [(230, 25, 75), (60, 180, 75), (0, 130, 200), (245, 130, 48), (145, 30, 180),

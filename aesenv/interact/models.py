@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 from enum import Enum
 from typing import Any, Literal
@@ -30,10 +29,6 @@ class Box(BaseModel):
     y: float
     w: float
     h: float
-
-    @property
-    def center(self) -> tuple[float, float]:
-        return self.x + self.w / 2, self.y + self.h / 2
 
     def inflated(self, px: float) -> "Box":
         return Box(x=self.x - px, y=self.y - px, w=self.w + 2 * px, h=self.h + 2 * px)
@@ -83,7 +78,6 @@ class Labeling(BaseModel):
 
     marks: list[Mark]
     key_listeners: list[str] = Field(default_factory=list)  # keydown/keyup on window/document/body
-    viewport: tuple[int, int] = (1280, 960)
 
     def element_list(self) -> str:
         return "\n".join(m.describe() for m in self.marks) or "(no interactable elements found)"
@@ -92,8 +86,7 @@ class Labeling(BaseModel):
         return next((m for m in self.marks if m.index == index), None)
 
 
-KEYS = {"up": "ArrowUp", "down": "ArrowDown", "left": "ArrowLeft", "right": "ArrowRight", "space": "Space",
-        "enter": "Enter", "escape": "Escape"}
+KEYS = {"up": "ArrowUp", "down": "ArrowDown", "left": "ArrowLeft", "right": "ArrowRight", "space": "Space"}
 _ACTION = re.compile(r"^\s*(?P<verb>[a-z]+)\s*(?:\[\s*(?P<mark>\d+)\s*\])?\s*(?:[;:,]\s*(?P<text>.*))?$", re.S | re.I)
 
 
@@ -205,10 +198,6 @@ class Step(BaseModel):
     before_jpeg_b64: str = ""
     after_jpeg_b64: str = ""
     thought: str = ""
-
-    @property
-    def score(self) -> float:
-        return math.nan if self.verdict.score is None else float(self.verdict.score)
 
 
 class InteractionReport(BaseModel):
