@@ -285,3 +285,16 @@ async def test_plot_record_is_a_function_of_the_answer(plot_pipeline):
     text = answer(write_script(LINE))
     first, second = [deterministic_view((await plot_pipeline.score(LINE, text)).record) for _ in range(2)]
     assert first == second
+
+
+async def test_a_script_that_never_ends_is_a_failed_execution(renderer):
+    from aesenv.sandbox import SandboxLimits
+
+    sandbox = make_sandbox("local", workers=1, limits=SandboxLimits(timeout_s=2))
+    pipeline = RewardPipeline(renderer=renderer, sandbox=sandbox)
+    record = (await pipeline.score(LINE, answer("import matplotlib.pyplot as plt\nplt.plot([1, 2])\nwhile True:\n"
+                                                "    pass"))).record
+    await sandbox.close()
+    await pipeline.linter.close()
+    assert record.status == "ok" and record.channels["execution"].raw == -1.0
+    assert record.failure.startswith("timeout")
