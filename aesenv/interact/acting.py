@@ -163,8 +163,7 @@ class Actor:
         point: tuple[float, float] | None = None
         if target is not None:
             box = await self._target_box(target.index)
-            fx, fy = action.point or (0.5, 0.5)
-            point = (box.x + box.w * fx, box.y + box.h * fy)
+            point = (box.x + box.w / 2, box.y + box.h / 2)
             if target.kind is MarkKind.CANVAS:
                 include = box
             elif target.kind is not MarkKind.CHOICE:

@@ -60,12 +60,11 @@ def _leaves_page(mark: Mark) -> bool:
 
 
 def _text_for(mark: Mark) -> str:
-    if mark.tag == "textarea":
-        return SAMPLE_TEXT["textarea"]
-    for kind, sample in SAMPLE_TEXT.items():
-        if kind in mark.text.lower() or kind in mark.role:
-            return sample
-    return DEFAULT_TEXT
+    """Plausible input for the field: by its type, else by what its placeholder asks for."""
+    kind = "textarea" if mark.tag == "textarea" else mark.input_type
+    if kind in SAMPLE_TEXT:
+        return SAMPLE_TEXT[kind]
+    return next((sample for name, sample in SAMPLE_TEXT.items() if name in mark.text.lower()), DEFAULT_TEXT)
 
 
 def candidates(task: Task, labeling: Labeling, opened_overlay: bool = False) -> list[Candidate]:
@@ -73,15 +72,14 @@ def candidates(task: Task, labeling: Labeling, opened_overlay: bool = False) -> 
     interaction opened an overlay with no close control, Escape is the way to close it."""
     game = _is_game(task, labeling)
     found: list[Candidate] = []
-    forms: dict[int, list[int]] = {}
-    submits = set()
+    # Fields that share a submit control are filled together; a field without one stands alone.
+    forms: dict[tuple[int | None, int], list[int]] = {}
     for mark in labeling.marks:
         if mark.kind is MarkKind.FIELD:
-            forms.setdefault(mark.submit if mark.submit is not None else -1 - mark.index, []).append(mark.index)
-            if mark.submit is not None:
-                submits.add(mark.submit)
-    for group, fields in forms.items():
-        submit = group if group >= 0 else None
+            group = (mark.submit, -1) if mark.submit is not None else (None, mark.index)
+            forms.setdefault(group, []).append(mark.index)
+    submits = {submit for submit, _ in forms if submit is not None}
+    for (submit, _), fields in forms.items():
         anchor = labeling.by_index(fields[0])
         search = "search" in f"{anchor.text} {anchor.path}".lower()
         found.append(Candidate(f"form:{anchor.path}", "form", 82 if search else 78, mark=submit, fields=tuple(fields)))
@@ -116,14 +114,14 @@ def candidates(task: Task, labeling: Labeling, opened_overlay: bool = False) -> 
 def choose(options: list[Candidate], episode: _Episode) -> Candidate | None:
     """Highest importance first; each earlier interaction of the same kind costs 15, so a page
     with five tabs gets one tab, a button and a form rather than three tabs. Ties keep document order."""
-    best = None
-    for order, option in enumerate(options):
+    best: tuple[float, Candidate] | None = None
+    for option in options:
         if option.key in episode.done:
             continue
         value = option.priority - 15 * episode.kinds_done.count(option.kind)
         if best is None or value > best[0]:
-            best = (value, order, option)
-    return best[2] if best else None
+            best = (value, option)
+    return best[1] if best else None
 
 
 def measured_verdict(response: Response) -> Verdict:

@@ -117,6 +117,7 @@
       in_viewport: r.bottom > 0 && r.right > 0 && r.top < vh && r.left < vw,
       listeners: types,
       href: el.tagName === "A" ? (el.getAttribute("href") || "") : "",
+      input_type: el.tagName === "INPUT" ? (el.type || "text") : "",
       submits_form: !!el.form && (el.type === "submit" || el.type === "image"),
       in_overlay: inOverlay(el),
       selected: el.getAttribute("aria-selected") === "true" || el.getAttribute("aria-pressed") === "true" ||

@@ -47,6 +47,7 @@ class Mark(BaseModel):
     in_viewport: bool = True
     listeners: list[str] = Field(default_factory=list)
     href: str = ""
+    input_type: str = ""            # an <input>'s type (email, password, search, ...)
     submit: int | None = None       # FIELD: the mark that submits it (button in its form, nearby)
     submits_form: bool = False      # BUTTON: a submit control of some form
     in_overlay: bool = False        # inside a dialog / fixed overlay
@@ -92,18 +93,17 @@ _ACTION = re.compile(r"^\s*(?P<verb>[a-z]+)\s*(?:\[\s*(?P<mark>\d+)\s*\])?\s*(?:
 
 class Action(BaseModel):
     """One step of the published grammar: click [n], type [n]; text, wait, a game key, finish.
-    The explorer may also press several keys in one step (`keys`) or click a canvas point."""
+    The explorer may also press several keys in one step (`keys`). A click on a canvas hits its centre."""
 
     kind: Literal["click", "type", "wait", "key", "finish"]
     mark: int | None = None
     text: str = ""
     keys: list[str] = Field(default_factory=list)
     enter: bool = True  # `type` ends with Enter (the grammar's "with Enter")
-    point: tuple[float, float] | None = None  # canvas click, as a fraction of the element's box
 
     def describe(self) -> str:
         if self.kind == "click":
-            return f"click [{self.mark}]" + (f" at {self.point[0]:.2f},{self.point[1]:.2f}" if self.point else "")
+            return f"click [{self.mark}]"
         if self.kind == "type":
             return f"type [{self.mark}]; {self.text}" + ("" if self.enter else " (no Enter)")
         if self.kind == "key":
