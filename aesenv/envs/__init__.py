@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import gymnasium as gym
 
-ENV_IDS = {"AesWeb-v0": "aesenv.envs.web:AesWebEnv", "AesPlot-v0": "aesenv.envs.plot:AesPlotEnv"}
+ENV_IDS = {"AesWeb-v0": "aesenv.envs.web:AesWebEnv", "AesPlot-v0": "aesenv.envs.plot:AesPlotEnv",
+           "AesWebRefine-v0": "aesenv.envs.refine:AesWebRefineEnv",
+           "AesPlotRefine-v0": "aesenv.envs.refine:AesPlotRefineEnv"}
 
 
 def register_envs() -> None:

@@ -131,14 +131,16 @@ class RewardPipeline:
             "sandbox": self.config.sandbox,
         }
 
-    async def score(self, task: Task, text: str | bytes) -> Scored:
-        """Score one answer. Never raises for a bad answer; our own failures are masked."""
+    async def score(self, task: Task, text: str | bytes, *, files: dict[str, bytes] | None = None) -> Scored:
+        """Score one answer. Never raises for a bad answer; our own failures are masked.
+        `files`: the answer's other files (a multi-file page's assets served next to it, or
+        files a plot script reads besides the task's data), e.g. a refine episode's workspace."""
         scorers = {"web": self._score_web, "plot": self._score_plot}
         if task.kind not in scorers:
             raise ValueError(f"task {task.id}: {task.kind!r} tasks are not scored yet (scored: {sorted(scorers)})")
-        return await scorers[task.kind](task, text)
+        return await scorers[task.kind](task, text, files or {})
 
-    async def _score_plot(self, task: Task, text: str | bytes) -> Scored:
+    async def _score_plot(self, task: Task, text: str | bytes, extra_files: dict[str, bytes]) -> Scored:
         """The script runs in the sandbox next to the task's data files; plotly figures are drawn
         by the renderer when the plot judge looks at images (plotly.js costs seconds to load);
         the plot channels judge the run."""
@@ -149,7 +151,7 @@ class RewardPipeline:
         run = None
         if artifact.kind is ArtifactKind.PYTHON:
             t = time.perf_counter()
-            files = {name: data.encode("utf-8") for name, data in task.data_files.items()}
+            files = {**extra_files, **{name: data.encode("utf-8") for name, data in task.data_files.items()}}
             run = await self.sandbox.run_plot(artifact.code, files)
             if self.plot_judge.needs_images:
                 run = await with_plotly_pngs(run, self.renderer)
@@ -161,7 +163,7 @@ class RewardPipeline:
         record = self._record(task, artifact, None, channels, timings, failure=plot_failure(artifact, run))
         return Scored(record=record, rendering=None, artifact=artifact, plot=run)
 
-    async def _score_web(self, task: Task, text: str | bytes) -> Scored:
+    async def _score_web(self, task: Task, text: str | bytes, files: dict[str, bytes]) -> Scored:
         timings: dict[str, float] = {}
         start = time.perf_counter()
         artifact = extract_artifact(text)
@@ -170,12 +172,12 @@ class RewardPipeline:
             results, rendering = await self._judge(Evidence(task, artifact, None), timings), None
         elif any(getattr(c, "needs_live_page", False) for c in self.channels):
             t = time.perf_counter()
-            async with self.renderer.session(artifact.code) as (rendering, live):
+            async with self.renderer.session(artifact.code, files=files) as (rendering, live):
                 timings["render"] = round((time.perf_counter() - t) * 1000, 1)
                 results = await self._judge(Evidence(task, artifact, rendering, live), timings)
         else:
             t = time.perf_counter()
-            rendering = await self.renderer.render(artifact.code)
+            rendering = await self.renderer.render(artifact.code, files=files)
             timings["render"] = round((time.perf_counter() - t) * 1000, 1)
             results = await self._judge(Evidence(task, artifact, rendering), timings)
         timings["total"] = round((time.perf_counter() - start) * 1000, 1)

@@ -1,0 +1,392 @@
+"""`AesWebRefine-v0` and `AesPlotRefine-v0`: multi-turn episodes over a persistent workspace.
+
+The policy writes files, renders them, reads what went wrong, edits, and submits (WebCoder's
+generate-inspect-repair loop). The env keeps the workspace between steps; a page renders from
+its `index.html` with every other workspace file served next to it on the virtual origin; a plot
+task's `main.py` runs in the sandbox beside the task's data files (which start in the
+workspace). Actions are tool calls (`aesenv.envs.tools`): native OpenAI function calls or the
+text form. Observations are chat messages: text, plus the screenshot or figures after a render.
+
+Budgets: `RefineBudget` (turns, wall time, observation size). Reward is 0.0 until the episode
+ends (submit, or a budget), then the workspace goes through `RewardPipeline.score` exactly like a
+single-turn answer: NaN with `info["reward_valid"]` False when our infrastructure failed.
+
+Per-step potential Φ (for credit assignment): after each render, the fraction of the task's
+checkable requirements the rendering satisfies (`aesenv.verifiers.requirement_potential`, when
+that module is installed and the task has requirements), otherwise the structural score below;
+carried forward between renders, with ΔΦ, in `info`. The final scoring render sets the last Φ.
+
+Structural score (tasks without requirements), the mean of checks in [0, 1]:
+- web: it rendered (status ok); no page/console errors (1/(1+n)); visible text (chars/400,
+  capped at 1); visible structure (elements/30, capped); assets resolve (1/(1+blocked+missing+broken images)).
+- plot: the script ran; it drew a figure; no traceback and nothing on stderr.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from pydantic import BaseModel, Field
+
+from aesenv.artifact import MAX_ARTIFACT_BYTES
+from aesenv.envs.base import AesEnv, AsyncAesEnv, TaskSource, deterministic_view
+from aesenv.envs.spaces import UnicodeText
+from aesenv.envs.tools import (TOOLS, ActionError, ToolCall, ToolError, Workspace, parse_action, parse_text_action,
+                               text_form_help)
+from aesenv.judges.client import image_part
+from aesenv.plots.plotly_png import with_plotly_pngs
+from aesenv.plots.prompt import plot_request
+from aesenv.render import Rendering, RenderStatus, RequestOutcome
+from aesenv.rewards import PipelineConfig, RewardPipeline
+from aesenv.sandbox import PlotRun, RunStatus, SandboxLimits
+from aesenv.tasks import Task
+
+__all__ = ["REFINE_ENVS", "AesPlotRefineEnv", "AesWebRefineEnv", "AsyncAesPlotRefineEnv", "AsyncAesWebRefineEnv",
+           "AsyncRefineEnv", "RefineBudget", "parse_text_action", "structural_score", "task_request"]
+
+TRUNCATION_MARKER = "\n…[truncated {n} characters]"
+
+
+class RefineBudget(BaseModel):
+    max_turns: int = Field(16, ge=1)
+    max_wall_s: float = Field(900.0, gt=0)
+    max_observation_chars: int = Field(12_000, ge=200)  # text of one observation; images counted apart
+    max_images: int = Field(4, ge=0)  # per observation (a plot may draw several figures)
+    run_timeout_s: float = Field(20.0, gt=0)  # the `run` tool's wall-clock limit
+
+
+def task_request(task: Task) -> str:
+    """The single-turn prompt (what a single-turn policy is asked), shared by the first turn."""
+    return plot_request(task) if task.kind == "plot" else task.prompt
+
+
+def _system_prompt(kind: str, entry: str) -> str:
+    what = ("a web page: the entry file is index.html; other files you write (CSS, JS, images) are served "
+            "next to it" if kind == "web" else
+            "a Python plot script: main.py runs in the workspace next to the data files; the figures it "
+            "leaves open are the result")
+    return (f"You build {what}. Work in the workspace with tools: write {entry}, render it to see the result "
+            "(and any errors), fix problems with edit_file, and call submit when it is good. Only the "
+            "workspace at submit is scored, and it must render.\n\nIf you cannot call tools natively, write "
+            f"exactly one tool call per message in this form:\n\n{text_form_help()}")
+
+
+def truncate(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    marker = TRUNCATION_MARKER.format(n=len(text) - limit)
+    return text[: max(0, limit - len(marker))] + marker
+
+
+def structural_score(rendering: Rendering) -> float:
+    """The documented cheap Φ for a page (see the module docstring)."""
+    if rendering.status is not RenderStatus.OK:
+        return 0.0
+    errors = len(rendering.page_errors) + sum(c.type == "error" for c in rendering.console)
+    unresolved = sum(r.outcome in (RequestOutcome.BLOCKED, RequestOutcome.MISSING) for r in rendering.requests)
+    checks = [1.0, 1.0 / (1 + errors), min(1.0, rendering.metrics.text_chars / 400),
+              min(1.0, len(rendering.elements) / 30), 1.0 / (1 + unresolved + rendering.metrics.images_broken)]
+    return round(sum(checks) / len(checks), 4)
+
+
+def plot_structural_score(run: PlotRun) -> float:
+    """The documented cheap Φ for a plot run (see the module docstring)."""
+    checks = [float(run.ok), float(bool(run.figures)), float(not run.traceback and not run.stderr.strip())]
+    return round(sum(checks) / len(checks), 4)
+
+
+@dataclass
+class Outcome:
+    """What one tool call produced, before it becomes chat messages."""
+
+    call: ToolCall | None
+    text: str
+    images: list[bytes] = field(default_factory=list)
+    error: str = ""
+
+    def summary(self) -> dict[str, Any]:
+        return {"name": self.call.name if self.call else None, "ok": not self.error, "error": self.error}
+
+
+class AsyncRefineEnv(AsyncAesEnv):
+    """The async core (for veRL agent loops): `await reset(task=...)`, `await step(action)`."""
+
+    entry: ClassVar[str]
+    tools: list[dict] = TOOLS
+
+    def __init__(self, tasks: TaskSource | None = None, *, pipeline: RewardPipeline | None = None,
+                 config: PipelineConfig | None = None, budget: RefineBudget | None = None) -> None:
+        super().__init__(tasks, pipeline=pipeline, config=config)
+        self.budget = budget or RefineBudget()
+        self.workspace = Workspace()
+        self.last_image: bytes | None = None  # the latest screenshot or figure, for `render()`
+        self._turn = 0
+        self._potential = 0.0
+        self._started = 0.0
+        self._done = True
+        self._handlers: dict[str, Callable[[ToolCall], Awaitable[Outcome]]] = {
+            "write_file": self._write_file, "edit_file": self._edit_file, "view_file": self._view_file,
+            "render": self._render, "run": self._run, "submit": self._submit}
+
+    def first_turn(self, task: Task) -> list[dict]:
+        """System prompt (tools and the text form) and the single-turn prompt as the user turn."""
+        return [{"role": "system", "content": _system_prompt(task.kind, self.entry)},
+                {"role": "user", "content": task_request(task)}]
+
+    def initial_files(self, task: Task) -> dict[str, bytes]:
+        return {}
+
+    async def reset(self, *, task: Task | str | None = None, seed: int | None = None) -> tuple[list[dict], dict]:
+        chosen = self.pick(np.random.default_rng(seed), None if task is None else {"task": task})
+        self.task, self.last, self.last_image = chosen, None, None
+        self.workspace = Workspace(self.initial_files(chosen))
+        self._turn, self._potential, self._done = 0, 0.0, False
+        self._started = time.monotonic()
+        return self.first_turn(chosen), {"task_id": chosen.id, "task": chosen.model_dump(mode="json"),
+                                         "potential": 0.0, "tools": [t["function"]["name"] for t in self.tools]}
+
+    async def step(self, action: str | dict) -> tuple[list[dict], float, bool, bool, dict[str, Any]]:
+        if self.task is None or self._done:
+            raise gym.error.ResetNeeded("call reset() before step() (the episode has ended)")
+        self._turn += 1
+        before = self._potential
+        calls = parse_action(action)
+        outcomes: list[Outcome] = []
+        if isinstance(calls, ActionError):
+            outcomes.append(Outcome(None, f"Invalid action: {calls.message}", error=calls.message))
+        else:
+            for call in calls:
+                if outcomes and outcomes[-1].call and outcomes[-1].call.name == "submit":
+                    outcomes.append(Outcome(call, "Not run: the episode was submitted.", error="after submit"))
+                    continue
+                outcomes.append(await self._execute(call))
+        submitted = any(o.call and o.call.name == "submit" and not o.error for o in outcomes)
+        truncated_by = None
+        if not submitted:
+            if self._turn >= self.budget.max_turns:
+                truncated_by = "max_turns"
+            elif time.monotonic() - self._started >= self.budget.max_wall_s:
+                truncated_by = "max_wall_s"
+        info: dict[str, Any] = {"turn": self._turn, "tool_results": [o.summary() for o in outcomes]}
+        reward = 0.0
+        if submitted or truncated_by:
+            self._done = True
+            reward, final_info = await self._final_score()
+            info.update(final_info, end="submit" if submitted else truncated_by)
+            outcomes.append(Outcome(None, f"[Episode ended ({info['end']}). Final reward: {reward}]"))
+        info["potential"] = self._potential
+        info["delta_potential"] = round(self._potential - before, 6)
+        return self._messages(outcomes), reward, submitted, truncated_by is not None, info
+
+    async def _execute(self, call: ToolCall) -> Outcome:
+        if call.problem:
+            return Outcome(call, f"Invalid tool call: {call.problem}", error=call.problem)
+        try:
+            return await self._handlers[call.name](call)
+        except ToolError as exc:
+            return Outcome(call, f"Error: {exc}", error=str(exc))
+
+    async def _write_file(self, call: ToolCall) -> Outcome:
+        name = self.workspace.write(call.arguments["path"], call.arguments["content"])
+        return Outcome(call, f"Wrote {name} ({len(self.workspace.files[name])} bytes).")
+
+    async def _edit_file(self, call: ToolCall) -> Outcome:
+        args = call.arguments
+        name = self.workspace.edit(args["path"], args["old"], args["new"])
+        return Outcome(call, f"Edited {name}: replaced 1 occurrence ({len(self.workspace.files[name])} bytes now).")
+
+    async def _view_file(self, call: ToolCall) -> Outcome:
+        return Outcome(call, self.workspace.read(call.arguments["path"]))
+
+    async def _run(self, call: ToolCall) -> Outcome:
+        limits = SandboxLimits(timeout_s=self.budget.run_timeout_s)
+        run = await self.pipeline.sandbox.run(["/bin/sh", "-c", call.arguments["command"]],
+                                              dict(self.workspace.files), limits)
+        if run.status is RunStatus.INFRA_ERROR:
+            raise ToolError(f"the sandbox failed on our side ({run.reason}); try again")
+        changed = [p for p, data in run.files_out.items() if self.workspace.files.get(p) != data]
+        for path in changed:
+            self.workspace.write(path, run.files_out[path])
+        lines = [f"exit code: {run.exit_code} ({run.status.value}{': ' + run.reason if run.reason else ''})",
+                 f"files changed: {', '.join(changed) or 'none'}", f"stdout:\n{run.stdout}", f"stderr:\n{run.stderr}"]
+        return Outcome(call, "\n".join(lines), error="" if run.ok else f"command {run.status.value}")
+
+    async def _submit(self, call: ToolCall) -> Outcome:
+        if self.entry not in self.workspace.files:
+            raise ToolError(f"nothing to submit: write {self.entry} first")
+        return Outcome(call, "Submitted.")
+
+    async def _render(self, call: ToolCall) -> Outcome:
+        raise NotImplementedError
+
+    async def _potential_of(self, rendering: Rendering) -> float:
+        try:
+            from aesenv.verifiers import requirement_potential
+        except ImportError:
+            return structural_score(rendering)
+        value = await requirement_potential(self.task, rendering, None) if self.task.requirements else None
+        return structural_score(rendering) if value is None else round(float(value), 4)
+
+    async def _final_score(self) -> tuple[float, dict[str, Any]]:
+        """The workspace through the one pipeline, like a single-turn answer."""
+        entry = self.workspace.files.get(self.entry, b"")
+        others = {p: b for p, b in self.workspace.files.items() if p != self.entry}
+        scored = await self.pipeline.score(self.task, entry, files=others)
+        self.last = scored
+        if scored.rendering is not None:
+            self._potential = await self._potential_of(scored.rendering)
+            self.last_image = scored.rendering.viewport_png
+        elif scored.plot is not None:
+            self._potential = plot_structural_score(scored.plot)
+            self.last_image = scored.picture
+        value = scored.record.selected_reward
+        return (math.nan if value is None else float(value)), {
+            "record": deterministic_view(scored.record), "status": scored.record.status,
+            "reward_valid": value is not None, "failure": scored.record.failure}
+
+    def _messages(self, outcomes: list[Outcome]) -> list[dict]:
+        """Tool results as chat messages: a `tool` message answers each native call (by id); the
+        rest (text-form results, errors, the episode's end) and any images (tool messages carry
+        text only) follow in one user message."""
+        limit = self.budget.max_observation_chars // max(1, len(outcomes))
+        image_parts = [image_part(img) for o in outcomes for img in o.images][: self.budget.max_images]
+        messages = [{"role": "tool", "tool_call_id": o.call.id, "content": truncate(o.text, limit)}
+                    for o in outcomes if o.call and o.call.id]
+        rest = [o for o in outcomes if not (o.call and o.call.id)]
+        text = "\n\n".join(truncate(f"[{o.call.name}] {o.text}" if o.call else o.text, limit) for o in rest)
+        if image_parts:
+            messages.append({"role": "user", "content": [{"type": "text", "text": text or "Rendered result:"},
+                                                         *image_parts]})
+        elif text:
+            messages.append({"role": "user", "content": text})
+        return messages
+
+
+class AsyncAesWebRefineEnv(AsyncRefineEnv):
+    env_id = "AesWebRefine-v0"
+    kind = "web"
+    default_tasks = "builtin:web"
+    entry = "index.html"
+
+    async def _render(self, call: ToolCall) -> Outcome:
+        html = self.workspace.read(self.entry)
+        others = {p: b for p, b in self.workspace.files.items() if p != self.entry}
+        viewport = (self.task.canvas.width, self.task.canvas.height) if self.task.canvas else None
+        rendering = await self.pipeline.renderer.render(html, files=others, entry=self.entry,
+                                                        **({"viewport": viewport} if viewport else {}))
+        if rendering.status is RenderStatus.INFRA_ERROR:
+            raise ToolError(f"the renderer failed on our side ({rendering.error}); try again")
+        self._potential = await self._potential_of(rendering)
+        self.last_image = rendering.viewport_png
+        return Outcome(call, _describe_rendering(rendering), images=[rendering.viewport_png] if rendering.viewport_png else [])
+
+
+def _describe_rendering(r: Rendering) -> str:
+    m = r.metrics
+    tags = ", ".join(f"{t}×{n}" for t, n in sorted(m.tag_counts.items(), key=lambda kv: -kv[1])[:12])
+    console = [f"  {c.type}: {c.text[:500]}" for c in r.console if c.type in ("error", "warning")][:20]
+    unresolved = [f"  {q.outcome.value}: {q.url[:200]}" for q in r.requests
+                  if q.outcome in (RequestOutcome.BLOCKED, RequestOutcome.MISSING)][:20]
+    lines = [f"status: {r.status.value}" + (f" ({r.error})" if r.error else ""),
+             f"title: {m.title!r}; document {m.doc_width:.0f}×{m.doc_height:.0f}px, viewport {r.viewport[0]}×{r.viewport[1]}",
+             f"DOM: {m.node_count} nodes, {len(r.elements)} visible elements, {m.text_chars} characters of visible text; "
+             f"tags: {tags or 'none'}",
+             f"images: {m.images_total} ({m.images_broken} broken); canvases: {len(m.canvases)}",
+             f"page errors ({len(r.page_errors)}):", *[f"  {e[:500]}" for e in r.page_errors[:20]],
+             f"console errors/warnings ({len(console)}):", *console,
+             f"blocked or missing requests ({len(unresolved)}):", *unresolved,
+             "The screenshot of the first screen follows." if r.viewport_png else "No screenshot."]
+    return "\n".join(lines)
+
+
+class AsyncAesPlotRefineEnv(AsyncRefineEnv):
+    env_id = "AesPlotRefine-v0"
+    kind = "plot"
+    default_tasks = "builtin:plot"
+    entry = "main.py"
+
+    def initial_files(self, task: Task) -> dict[str, bytes]:
+        return {name: data.encode("utf-8") for name, data in task.data_files.items()}
+
+    async def _render(self, call: ToolCall) -> Outcome:
+        code = self.workspace.read(self.entry)
+        run = await self.pipeline.sandbox.run_plot(code, dict(self.workspace.files))
+        if run.status is RunStatus.INFRA_ERROR:
+            raise ToolError(f"the sandbox failed on our side ({run.reason}); try again")
+        run = await with_plotly_pngs(run, self.pipeline.renderer)
+        self._potential = plot_structural_score(run)
+        pictures = [f.png for f in run.figures if f.png]
+        self.last_image = pictures[0] if pictures else None
+        lines = [f"status: {run.status.value}" + (f" ({run.reason})" if run.reason else ""),
+                 f"figures: {len(run.figures)} ({', '.join(f.name for f in run.figures) or 'none'})",
+                 f"traceback:\n{run.traceback}" if run.traceback else "no traceback",
+                 f"stdout:\n{run.stdout}" if run.stdout else "", f"stderr:\n{run.stderr}" if run.stderr else ""]
+        return Outcome(call, "\n".join(line for line in lines if line), images=pictures)
+
+
+def as_text(messages: list[dict]) -> str:
+    """Chat messages flattened to text (images as `[image]`): the Gymnasium observation."""
+    parts = []
+    for m in messages:
+        content = m.get("content")
+        if isinstance(content, list):
+            content = "\n".join(p.get("text", "") if p.get("type") == "text" else "[image]" for p in content)
+        parts.append(f"[{m['role']}]\n{content or ''}")
+    return "\n\n".join(parts)
+
+
+class RefineEnv(AesEnv):
+    """Gymnasium facade: the observation is the new chat messages as text (images as `[image]`);
+    the messages themselves, images included, are `info["messages"]`. The action is the
+    assistant's message text in the text form."""
+
+    core_class: ClassVar[type[AsyncRefineEnv]]
+    observation_lengths: ClassVar[dict[str, int]] = {}
+    max_observation_length = 300_000
+
+    def __init__(self, tasks: TaskSource | None = None, *, config: PipelineConfig | dict | None = None,
+                 sandbox: str | None = None, render_mode: str | None = None, step_timeout_s: float = 1200.0,
+                 budget: RefineBudget | dict | None = None) -> None:
+        super().__init__(tasks, config=config, sandbox=sandbox, render_mode=render_mode, step_timeout_s=step_timeout_s)
+        if budget is not None:
+            self._core.budget = budget if isinstance(budget, RefineBudget) else RefineBudget(**budget)
+        self.observation_space = UnicodeText(max_length=self.max_observation_length)
+        self.action_space = UnicodeText(max_length=MAX_ARTIFACT_BYTES)
+
+    @property
+    def core(self) -> AsyncRefineEnv:
+        return self._core
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        gym.Env.reset(self, seed=seed)
+        task = self._core.pick(self.np_random, options)
+        messages, info = self._run(self._core.reset(task=task))
+        return self._observation(messages), {**info, "messages": messages}
+
+    def step(self, action: str | dict):
+        messages, reward, terminated, truncated, info = self._run(self._core.step(action))
+        return self._observation(messages), reward, terminated, truncated, {**info, "messages": messages}
+
+    def _observation(self, messages: list[dict]) -> str:
+        return truncate(as_text(messages), self.max_observation_length)
+
+    def frame(self, last) -> tuple[bytes | None, tuple[int, int]]:
+        cfg = self._core.pipeline.config.render
+        return self._core.last_image, (cfg.viewport_height, cfg.viewport_width)
+
+
+class AesWebRefineEnv(RefineEnv):
+    core_class = AsyncAesWebRefineEnv
+
+
+class AesPlotRefineEnv(RefineEnv):
+    core_class = AsyncAesPlotRefineEnv
+
+
+REFINE_ENVS: dict[str, type[AsyncRefineEnv]] = {c.env_id: c for c in (AsyncAesWebRefineEnv, AsyncAesPlotRefineEnv)}
