@@ -118,6 +118,15 @@ class JudgeError(RuntimeError):
     """The model could not be reached or gave no usable answer within the retry budget."""
 
 
+class _Rejected(JudgeError):
+    """The server refused the request for good (a 4xx other than rate limits)."""
+
+    def __init__(self, status: int, detail: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.detail = detail
+
+
 class _Retryable(Exception):
     def __init__(self, message: str, retry_after: float | None = None, bad_answer: str | None = None) -> None:
         super().__init__(message)
@@ -341,20 +350,53 @@ class ChatClient:
                         raise error
                 except _Retryable as exc:
                     failures += 1
-                    if failures > self.config.retries:
-                        raise JudgeError(f"{self.config.model} at {self.config.public_base_url}: no usable answer "
-                                         f"after {failures} attempt(s); last error: {exc}") from None
-                    usage.retries += 1
                     if exc.bad_answer is not None:
                         feedback = _correction(exc)
-                    wait = self._backoff(failures, exc.retry_after)
-                    log.warning("judge %s attempt %d failed (%s); retrying in %.1fs",
-                                self.config.model, failures, exc, wait)
-                    await asyncio.sleep(wait)
+                    await self._wait_to_retry(exc, failures, usage)
         finally:
             usage.cost_usd = self._cost(usage.prompt_tokens, usage.completion_tokens)
             self.usage.add(usage)
         return values, texts, usage
+
+    async def _wait_to_retry(self, exc: _Retryable, failures: int, usage: Usage) -> None:
+        """Back off before re-attempt number `failures`, or raise `JudgeError` past the budget."""
+        if failures > self.config.retries:
+            raise JudgeError(f"{self.config.model} at {self.config.public_base_url}: no usable answer "
+                             f"after {failures} attempt(s); last error: {exc}") from None
+        usage.retries += 1
+        wait = self._backoff(failures, exc.retry_after)
+        log.warning("model %s attempt %d failed (%s); retrying in %.1fs", self.config.model, failures, exc, wait)
+        await asyncio.sleep(wait)
+
+    async def complete_chat(self, messages: list[dict], *, tools: list[dict] | None = None) -> tuple[dict, Usage]:
+        """One assistant message (text and/or native `tool_calls`) for an agent's turn: the same
+        transport, limits, retries and accounting as `complete_json`, without JSON checks or cache."""
+        body: dict[str, Any] = {"model": self.config.model, "messages": messages,
+                                "temperature": self.config.temperature, "max_tokens": self.config.max_tokens}
+        if tools:
+            body["tools"] = tools
+        usage = Usage()
+        failures = 0
+        try:
+            while True:
+                try:
+                    payload = await self._post(body, usage)
+                    message = payload["choices"][0]["message"]
+                    if not isinstance(message, dict):
+                        raise TypeError("message is not an object")
+                    reply = {"role": "assistant", "content": message.get("content")}
+                    if message.get("tool_calls"):
+                        reply["tool_calls"] = message["tool_calls"]
+                    return reply, usage
+                except (KeyError, IndexError, TypeError):
+                    exc = _Retryable("not a chat-completions response (no choices[0].message)")
+                except _Retryable as retryable:
+                    exc = retryable
+                failures += 1
+                await self._wait_to_retry(exc, failures, usage)
+        finally:
+            usage.cost_usd = self._cost(usage.prompt_tokens, usage.completion_tokens)
+            self.usage.add(usage)
 
     def _backoff(self, failures: int, retry_after: float | None) -> float:
         if retry_after is not None:
@@ -366,7 +408,6 @@ class ChatClient:
     async def _request(self, messages: list[dict], n: int, seed: int | None, usage: Usage) -> list[str]:
         """One chat-completions request; returns the choices' texts. Transport trouble raises
         `_Retryable`; a request the server will never accept raises `JudgeError`."""
-        state = self._loop_state()
         body: dict[str, Any] = {"model": self.config.model, "messages": messages,
                                 "temperature": self.config.temperature, "max_tokens": self.config.max_tokens}
         if n > 1:
@@ -375,6 +416,26 @@ class ChatClient:
             body["seed"] = seed
         if self._json_mode:
             body["response_format"] = {"type": "json_object"}
+        try:
+            payload = await self._post(body, usage)
+        except _Rejected as exc:
+            if exc.status == 400 and self._json_mode and "response_format" in exc.detail:
+                log.warning("%s rejects response_format; asking for JSON in the prompt only", self.config.public_base_url)
+                self._json_mode = False
+                return await self._request(messages, n, seed, usage)
+            raise
+        try:
+            texts = [c["message"]["content"] or "" for c in payload["choices"]]
+        except (KeyError, TypeError):
+            raise _Retryable("not a chat-completions response (no choices[].message.content)") from None
+        if not texts:
+            raise _Retryable("the response has no choices")
+        return texts
+
+    async def _post(self, body: dict[str, Any], usage: Usage) -> dict[str, Any]:
+        """POST one chat-completions body under the limits; count the request and its tokens.
+        Transport trouble raises `_Retryable`; a request the server refuses for good, `_Rejected`."""
+        state = self._loop_state()
         headers = {"Content-Type": "application/json"}
         api_key = os.environ.get(self.config.api_key_env)
         if api_key:
@@ -393,26 +454,22 @@ class ChatClient:
                 raise _Retryable(f"transport error: {type(exc).__name__}: {_scrub(str(exc), api_key)}") from None
         if response.status_code != 200:
             detail = _scrub(response.text[:300], api_key)
-            if response.status_code == 400 and self._json_mode and "response_format" in detail:
-                log.warning("%s rejects response_format; asking for JSON in the prompt only", url)
-                self._json_mode = False
-                return await self._request(messages, n, seed, usage)
             if response.status_code in _RETRYABLE_STATUS:
                 raise _Retryable(f"HTTP {response.status_code}: {detail}",
                                  retry_after=_retry_after_s(response.headers.get("retry-after")))
-            raise JudgeError(f"{self.config.model} at {self.config.public_base_url}: HTTP {response.status_code}: "
-                             f"{detail}" + (" (is the API key set?)" if response.status_code in (401, 403) else ""))
+            raise _Rejected(response.status_code, detail,
+                            f"{self.config.model} at {self.config.public_base_url}: HTTP {response.status_code}: "
+                            f"{detail}" + (" (is the API key set?)" if response.status_code in (401, 403) else ""))
         try:
             payload = response.json()
-            texts = [c["message"]["content"] or "" for c in payload["choices"]]
-        except (ValueError, KeyError, TypeError):
+            if not isinstance(payload, dict):
+                raise ValueError("not an object")
+        except ValueError:
             raise _Retryable(f"not a chat-completions response: {_scrub(response.text[:200], api_key)}") from None
         tokens = payload.get("usage") or {}
         usage.prompt_tokens += int(tokens.get("prompt_tokens") or 0)
         usage.completion_tokens += int(tokens.get("completion_tokens") or 0)
-        if not texts:
-            raise _Retryable("the response has no choices")
-        return texts
+        return payload
 
     async def close(self) -> None:
         if self._state is not None:

@@ -15,6 +15,7 @@ Scripting (the `openai_server` fixture gives a fresh server per test):
         http_error(429, retry_after=1),  # an HTTP error status (+ Retry-After header)
         slow(5.0, then={...}),           # answer only after 5 s (longer than a client timeout)
         drop(),                          # close the connection without answering
+        tool_calls(("render", {})),      # a native tool-call reply (content None, finish "tool_calls")
         lambda req: {...},               # a function of the parsed request -> any of the above
     )
     server.default = lambda req: {...}   # used once the script is empty (default: HTTP 500)
@@ -84,6 +85,7 @@ class Reply:
     delay_s: float = 0.0
     drop: bool = False
     usage: tuple[int, int] | None = None  # (prompt_tokens, completion_tokens); default: estimated
+    tool_calls: list[dict[str, Any]] | None = None  # native tool calls in the assistant message
 
 
 Scripted = Union[Reply, str, dict, Callable[[ChatRequest], Any]]
@@ -110,6 +112,13 @@ def slow(seconds: float, then: Reply | str | dict = "{}") -> Reply:
 
 def drop() -> Reply:
     return Reply(drop=True)
+
+
+def tool_calls(*calls: tuple[str, dict], text: str | None = None) -> Reply:
+    """An assistant message calling tools natively: `(name, arguments)` pairs, ids call-1, call-2, ..."""
+    return Reply(text=text or "", tool_calls=[
+        {"id": f"call-{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+        for i, (name, args) in enumerate(calls, 1)])
 
 
 def _as_reply(item: Scripted, request: ChatRequest | None) -> Reply:
@@ -261,7 +270,8 @@ class _Handler(BaseHTTPRequestHandler):
             "object": "chat.completion",
             "created": 0,
             "model": request.body.get("model", ""),
-            "choices": [{"index": i, "message": {"role": "assistant", "content": t}, "finish_reason": "stop"}
+            "choices": [{"index": i, "message": _message(t, reply.tool_calls),
+                         "finish_reason": "tool_calls" if reply.tool_calls else "stop"}
                         for i, t in enumerate(texts)],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                       "total_tokens": prompt_tokens + completion_tokens},
@@ -287,6 +297,8 @@ class _Handler(BaseHTTPRequestHandler):
         for message in messages:
             if message.get("role") not in ("system", "user", "assistant", "tool"):
                 raise ValueError(f"bad role {message.get('role')!r}")
+            if message.get("role") == "tool" and not message.get("tool_call_id"):
+                raise ValueError("a tool message needs 'tool_call_id'")
             content = message.get("content")
             for part in content if isinstance(content, list) else []:
                 if part.get("type") == "image_url":
@@ -296,6 +308,12 @@ class _Handler(BaseHTTPRequestHandler):
                 elif part.get("type") != "text":
                     raise ValueError(f"unsupported content part {part.get('type')!r}")
         return request
+
+
+def _message(text: str, calls: list[dict[str, Any]] | None) -> dict[str, Any]:
+    if not calls:
+        return {"role": "assistant", "content": text}
+    return {"role": "assistant", "content": text or None, "tool_calls": calls}
 
 
 def _decode_data_url(url: str) -> tuple[str, bytes]:
