@@ -185,6 +185,7 @@ BENCHMARKS = {
     "degradation": "benchmarks.degradation",
     "interactions": "benchmarks.interaction_accuracy",
     "plots": "benchmarks.plots",
+    "plot-degradation": "benchmarks.plot_degradation",
 }
 
 

@@ -57,6 +57,9 @@ CHART_KINDS: dict[str, str] = {
     "polar": r"\b(polar|radar|spider)\b",
     "multi": r"\b(subplots?|panels?|side by side|side-by-side|grid of|small multiples|facet)",
 }
+# Collections drawn in one colour (a scatter series, a filled area, a violin): that colour must
+# stand out from the background like a line's.
+UNIFORM_MARKS = frozenset({"PathCollection", "PolyCollection", "FillBetweenPolyCollection"})
 RAINBOW_CMAPS = frozenset({"jet", "hsv", "rainbow", "gist_rainbow", "nipy_spectral", "gist_ncar"})
 
 
@@ -216,7 +219,7 @@ def _digest_matplotlib(d: _Digest, index: int, meta: dict, png: bytes | None) ->
             has_legend=bool(ax.get("legend")) or bool(fig_legends) or ax.get("n_texts_in_axes", 0) >= len(labelled) > 0,
             colours=colours, background=ax.get("facecolor") or "#ffffff",
             mark_colours=[s["color"] if s.get("color") else s["colors"][0] for s in series
-                          if s.get("color") or (s.get("kind") == "PathCollection" and s.get("n_colors") == 1)],
+                          if s.get("color") or (s.get("n_colors") == 1 and s.get("kind") in UNIFORM_MARKS)],
             cmaps=[s["cmap"] for s in series if s.get("cmap")],
             position=_box(ax.get("position")), legend_box=_box((ax.get("legend") or {}).get("bbox")),
             points=np.asarray(ax.get("data_points") or np.zeros((0, 2)), dtype=float).reshape(-1, 2),
