@@ -1,1 +1,4 @@
-"""veRL integration for aesenv (GRPO-AR reward function, agent loop, GDPO). Not built yet."""
+"""veRL integration for aesenv: the reward function (`train.reward`), GDPO and NaN-aware GRPO
+(`train.gdpo`, `train.estimators`), the multi-turn refine agent loop (`train.agent_loop`), data
+builders (`python -m train.data`) and launch scripts (`train/scripts/`). veRL loads
+`train.plugin` through the `verl.plugins` entry point."""

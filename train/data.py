@@ -1,0 +1,102 @@
+"""Build veRL parquet datasets from aesenv task sources.
+
+    python -m train.data --tasks builtin:web --out data/web
+    python -m train.data --tasks opendesign:all_prompt.jsonl --out data/od --val-fraction 0.05
+    python -m train.data --tasks pandasplotbench:ppb.jsonl --out data/ppb --multi-turn
+
+Each row: `prompt` (chat messages), `data_source` (`aesenv/<kind>`), `reward_model.ground_truth`
+(empty: the reward comes from rendering, not from a reference answer), `extra_info` with the
+task id, the env id and the whole task as JSON (so a reward worker needs no task files), and
+`agent_name` (`single_turn_agent`, or `aesenv_refine` with `--multi-turn`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+from aesenv.envs.refine import task_request
+from aesenv.tasks import Task, load_tasks
+
+SINGLE_TURN_AGENT = "single_turn_agent"
+REFINE_AGENT = "aesenv_refine"
+
+SYSTEM_PROMPTS = {
+    "web": ("You are an expert front-end developer and visual designer. Answer with one complete, "
+            "self-contained HTML document (inline CSS and JavaScript) in a single ```html code block. "
+            "It must render correctly in a browser without network access beyond well-known CDN "
+            "libraries, look polished, and make every interactive element work."),
+    "plot": ("You are an expert data-visualization engineer. Answer with one complete Python script in "
+             "a single ```python code block that draws the requested figure with matplotlib, seaborn or "
+             "plotly. The data files named in the task are in the working directory; do not download "
+             "anything and do not call plt.show()."),
+}
+ENV_IDS = {"web": ("AesWeb-v0", "AesWebRefine-v0"), "plot": ("AesPlot-v0", "AesPlotRefine-v0")}
+
+
+def chat_prompt(task: Task) -> list[dict[str, str]]:
+    """The single-turn chat prompt: our system prompt and the env's single-turn request."""
+    if task.kind not in SYSTEM_PROMPTS:
+        raise ValueError(f"task {task.id}: {task.kind!r} tasks have no training prompt yet")
+    return [{"role": "system", "content": SYSTEM_PROMPTS[task.kind]}, {"role": "user", "content": task_request(task)}]
+
+
+def to_row(task: Task, index: int, *, multi_turn: bool) -> dict[str, Any]:
+    single_env, refine_env = ENV_IDS[task.kind]
+    return {
+        "data_source": f"aesenv/{task.kind}",
+        "prompt": chat_prompt(task),
+        "ability": "code",
+        "reward_model": {"style": "rule", "ground_truth": ""},
+        "extra_info": {"index": index, "task_id": task.id, "env_id": refine_env if multi_turn else single_env,
+                       "category": task.category.value, "task": task.model_dump_json()},
+        "agent_name": REFINE_AGENT if multi_turn else SINGLE_TURN_AGENT,
+    }
+
+
+def split(tasks: list[Task], val_fraction: float, seed: int) -> tuple[list[Task], list[Task]]:
+    """A seeded shuffle, then the first `val_fraction` (at least one task) as validation."""
+    if not 0 <= val_fraction < 1:
+        raise ValueError("val_fraction must be in [0, 1)")
+    shuffled = list(tasks)
+    random.Random(seed).shuffle(shuffled)
+    n_val = max(1, round(len(shuffled) * val_fraction)) if val_fraction > 0 and len(shuffled) > 1 else 0
+    return shuffled[n_val:], shuffled[:n_val]
+
+
+def write_parquet(rows: list[dict[str, Any]], path: Path) -> None:
+    import pandas as pd
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(rows).to_parquet(path, index=False)
+
+
+def build(spec: str, out: Path, *, multi_turn: bool = False, val_fraction: float = 0.1, seed: int = 0) -> dict[str, int]:
+    """Write `out/train.parquet` and `out/test.parquet`; returns the row counts."""
+    train, val = split(load_tasks(spec), val_fraction, seed)
+    counts = {}
+    for name, tasks in (("train", train), ("test", val or train)):
+        write_parquet([to_row(t, i, multi_turn=multi_turn) for i, t in enumerate(tasks)], out / f"{name}.parquet")
+        counts[name] = len(tasks)
+    return counts
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m train.data", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tasks", required=True, help="builtin:web, builtin:plot, opendesign:PATH, "
+                        "pandasplotbench:PATH, jsonl:PATH or a path")
+    parser.add_argument("--out", required=True, type=Path, help="folder for train.parquet and test.parquet")
+    parser.add_argument("--multi-turn", action="store_true", help="rows for the aesenv_refine agent loop")
+    parser.add_argument("--val-fraction", type=float, default=0.1,
+                        help="share held out as test.parquet (0: test.parquet repeats train)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    counts = build(args.tasks, args.out, multi_turn=args.multi_turn, val_fraction=args.val_fraction, seed=args.seed)
+    print(json.dumps({"out": str(args.out), **counts}))
+
+
+if __name__ == "__main__":
+    main()

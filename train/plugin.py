@@ -1,0 +1,29 @@
+"""veRL plugin (entry point group `verl.plugins`, loaded by `import verl` in every process,
+Ray workers included): registers aesenv's advantage estimators and agent loop.
+
+- `algorithm.adv_estimator=aes_grpo`: GRPO on the scalar reward, infra failures (NaN) excluded.
+- `algorithm.adv_estimator=gdpo` with `trainer.use_v1=False` and
+  `algorithm.gdpo_reward_keys=[aes_execution,aes_static,aes_interactive]`: masked GDPO on
+  aesenv batches (veRL's own GDPO for everything else).
+- `agent_name: aesenv_refine` in the data: the multi-turn refine agent loop.
+"""
+
+from __future__ import annotations
+
+from verl.trainer.ppo import core_algos
+
+from train.estimators import aes_grpo, masked_gdpo_slot
+
+AES_GRPO = "aes_grpo"
+
+
+def register() -> None:
+    if AES_GRPO not in core_algos.ADV_ESTIMATOR_REGISTRY:
+        core_algos.register_adv_est(AES_GRPO)(aes_grpo)
+    current = core_algos.ADV_ESTIMATOR_REGISTRY["gdpo"]
+    if not getattr(current, "aesenv", False):
+        core_algos.ADV_ESTIMATOR_REGISTRY["gdpo"] = masked_gdpo_slot(current)
+    import train.agent_loop  # noqa: F401 - registers the `aesenv_refine` agent loop
+
+
+register()
