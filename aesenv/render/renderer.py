@@ -238,23 +238,28 @@ class Renderer:
         self._browser, self._pw = None, None
 
     async def render(self, html: str, *, files: dict[str, bytes | str] | None = None,
-                     entry: str = "index.html", seed: int | None = None) -> Rendering:
+                     entry: str = "index.html", seed: int | None = None,
+                     viewport: tuple[int, int] | None = None) -> Rendering:
         """Render one page. Never raises for a bad page. When the browser fails (crash,
-        disconnect, wedge) it is relaunched and the page retried; then it is INFRA_ERROR."""
+        disconnect, wedge) it is relaunched and the page retried; then it is INFRA_ERROR.
+        `viewport` (width, height) overrides the configured size for this page (a task's
+        fixed canvas); the screenshot is that wide."""
         async with self._slots:
-            rendering, _ = await self._render_with_retries({entry: html, **(files or {})}, entry, seed, False)
+            rendering, _ = await self._render_with_retries({entry: html, **(files or {})}, entry, seed, False,
+                                                           self._size(viewport))
             return rendering
 
     @contextlib.asynccontextmanager
     async def session(self, html: str, *, files: dict[str, bytes | str] | None = None,
-                      entry: str = "index.html", seed: int | None = None) -> AsyncIterator[Session]:
+                      entry: str = "index.html", seed: int | None = None,
+                      viewport: tuple[int, int] | None = None) -> AsyncIterator[Session]:
         """Render one page and keep it open while the block runs (for interaction agents):
         `async with renderer.session(html) as (rendering, live): ...`. `live` is None when
         there is no page to act on (our side failed, or the page crashed). Holds a
         concurrency slot throughout."""
         async with self._slots:
             rendering, prepared = await self._render_with_retries(
-                {entry: html, **(files or {})}, entry, seed, True)
+                {entry: html, **(files or {})}, entry, seed, True, self._size(viewport))
             if prepared is None:
                 yield Session(rendering, None)
                 return
@@ -265,11 +270,19 @@ class Renderer:
             finally:
                 self._track(self._close_context(prepared.ctx))
 
+    def _size(self, viewport: tuple[int, int] | None) -> tuple[int, int]:
+        if viewport is None:
+            return self.config.viewport_width, self.config.viewport_height
+        width, height = (int(v) for v in viewport)
+        if width <= 0 or height <= 0:
+            raise ValueError(f"viewport must be positive, got {viewport}")
+        return width, height
+
     async def _render_with_retries(self, site: dict[str, bytes | str], entry: str, seed: int | None,
-                                   keep_open: bool) -> tuple[Rendering, _Prepared | None]:
+                                   keep_open: bool, size: tuple[int, int]) -> tuple[Rendering, _Prepared | None]:
         seed = self.config.seed if seed is None else seed
         for attempt in range(1, self.config.retries + 2):
-            result, prepared = await self._attempt(site, entry, seed, keep_open)
+            result, prepared = await self._attempt(site, entry, seed, keep_open, size)
             result.attempts = attempt
             if result.status is not RenderStatus.INFRA_ERROR:
                 break
@@ -277,7 +290,7 @@ class Renderer:
         return result, prepared
 
     async def _attempt(self, site: dict[str, bytes | str], entry: str, seed: int,
-                       keep_open: bool) -> tuple[Rendering, _Prepared | None]:
+                       keep_open: bool, size: tuple[int, int]) -> tuple[Rendering, _Prepared | None]:
         try:
             await self.start()
         except Exception as exc:  # noqa: BLE001 - any launch failure is an infra failure
@@ -285,7 +298,7 @@ class Renderer:
         trace = _Trace()
         try:
             with self._watchdog:
-                return await asyncio.wait_for(self._render(site, entry, seed, trace, keep_open),
+                return await asyncio.wait_for(self._render(site, entry, seed, trace, keep_open, size),
                                               self.config.total_timeout_s)
         except asyncio.TimeoutError:
             await self._discard_browser("wedged: a render exceeded its total deadline")
@@ -361,20 +374,22 @@ class Renderer:
             self._warming -= 1
 
     async def _render(self, site: dict[str, bytes | str], entry: str, seed: int, trace: _Trace,
-                      keep_open: bool) -> tuple[Rendering, _Prepared | None]:
+                      keep_open: bool, size: tuple[int, int]) -> tuple[Rendering, _Prepared | None]:
+        cfg = self.config
         async with trace.stage("setup"):
             prepared = await self._take_page(seed)
         prepared.site, prepared.trace = site, trace
         kept = False
         try:
-            result = await self._capture(prepared.page, prepared.cdp, entry, trace)
+            if size != (cfg.viewport_width, cfg.viewport_height):  # warm pages have the configured size
+                await prepared.page.set_viewport_size({"width": size[0], "height": size[1]})
+            result = await self._capture(prepared.page, prepared.cdp, entry, trace, size)
             result.provenance = self.provenance
             result.libraries = library_usage(result.requests).model_dump()
             if keep_open and not trace.crashed:
                 # The capture ends on the phone-width probe; agents act at the judging size.
-                cfg = self.config
                 kept = await self._bounded("restore_viewport", self._at_size(
-                    prepared.page, cfg.viewport_width, cfg.viewport_height), cfg.snapshot_timeout_s,
+                    prepared.page, *size), cfg.snapshot_timeout_s,
                                            trace, prepared.cdp) is True
             return result, prepared if kept else None
         finally:
@@ -509,8 +524,9 @@ class Renderer:
         await page.set_viewport_size({"width": width, "height": height})
         return await then() if then is not None else True
 
-    async def _capture(self, page: Page, cdp, entry: str, trace: _Trace) -> Rendering:
+    async def _capture(self, page: Page, cdp, entry: str, trace: _Trace, size: tuple[int, int]) -> Rendering:
         cfg = self.config
+        width, height = size
         await self._bounded("navigate", self._open(page, entry), cfg.navigation_timeout_s, trace, cdp)
         await self._bounded("settle", self._settle(page, trace), cfg.settle_timeout_s, trace, cdp)
         # Motion is stopped first so the snapshot describes the frame the screenshot shows; the
@@ -522,11 +538,11 @@ class Renderer:
         snap = json.loads(snap) if isinstance(snap, str) else None
         metrics = PageMetrics(**snap["metrics"]) if isinstance(snap, dict) else PageMetrics()
         elements = [DomElement(**e) for e in snap["elements"]] if isinstance(snap, dict) else []
-        doc_height = int(metrics.doc_height or cfg.viewport_height)
-        captured = max(cfg.viewport_height, min(doc_height, cfg.max_full_page_height))
+        doc_height = int(metrics.doc_height or height)
+        captured = max(height, min(doc_height, cfg.max_full_page_height))
         shot = await self._bounded("screenshot", cdp.send("Page.captureScreenshot", {
             "format": "png", "optimizeForSpeed": True, "captureBeyondViewport": True, "fromSurface": True,
-            "clip": {"x": 0, "y": 0, "width": cfg.viewport_width, "height": captured, "scale": 1}}),
+            "clip": {"x": 0, "y": 0, "width": width, "height": captured, "scale": 1}}),
             cfg.capture_timeout_s, trace, cdp)
         full_png = base64.b64decode(shot["data"]) if isinstance(shot, dict) and "data" in shot else None
         # A resize waits for the renderer to answer, so it is bounded like any page call: a
@@ -541,7 +557,7 @@ class Renderer:
         error = "; ".join(problems)
         return Rendering(
             status=status, error=error, stages_timed_out=trace.timed_out, settled_ms=trace.settled_ms,
-            viewport=(cfg.viewport_width, cfg.viewport_height),
+            viewport=(width, height),
             full_page_png=full_png, captured_height=captured if full_png else 0,
             height_capped=doc_height > cfg.max_full_page_height,
             elements=elements, elements_truncated=bool(snap and snap.get("truncated")),

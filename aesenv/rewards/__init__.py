@@ -9,3 +9,5 @@ from aesenv.rewards.record import ArtifactInfo, RewardRecord
 __all__ = ["AGGREGATORS", "CHANNELS", "PAPER_WEIGHTS", "ArtifactInfo", "ChannelResult", "ChannelStatus",
            "Evidence", "PipelineConfig", "RewardChannel", "RewardPipeline", "RewardRecord", "Scored",
            "register_aggregator", "register_channel"]
+
+import aesenv.verifiers  # noqa: E402,F401 - registers the AesCode verifier and checklist channels

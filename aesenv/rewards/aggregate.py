@@ -47,3 +47,33 @@ def normalized(channels: Mapping[str, ChannelResult]) -> float | None:
         num += weight * float(result.score)
         den += weight
     return round(num / den, 6) if den else None
+
+
+# AesCode reporting: Rule is the mean of the deterministic requirement verifiers, Visual the
+# mean of the checklist's dimensions (content / layout / style pass rates), Overall their mean.
+# Channels that do not count (not applicable, infra_error) are left out, never scored 0.
+RULE_CHANNELS = ("text", "boundary", "table", "chart")
+
+
+def _mean(values: list[float]) -> float | None:
+    return round(sum(values) / len(values), 6) if values else None
+
+
+def aescode_scores(channels: Mapping[str, ChannelResult]) -> dict[str, float | None] | None:
+    """`{"rule", "visual", "overall"}` (each None when nothing behind it counts); None when the
+    record has none of the AesCode channels."""
+    if not any(name in channels for name in (*RULE_CHANNELS, "checklist")):
+        return None
+    rule = _mean([float(channels[n].score) for n in RULE_CHANNELS if n in channels and channels[n].counts])
+    checklist = channels.get("checklist")
+    dimensions = checklist.payload.get("dimensions", {}) if checklist is not None and checklist.counts else {}
+    visual = _mean([float(v) for v in dimensions.values()])
+    overall = _mean([v for v in (rule, visual) if v is not None])
+    return {"rule": rule, "visual": visual, "overall": overall}
+
+
+@register_aggregator("aescode")
+def aescode(channels: Mapping[str, ChannelResult]) -> float | None:
+    """AesCode's Overall: the mean of Rule and Visual (whichever exist)."""
+    scores = aescode_scores(channels)
+    return scores["overall"] if scores else None

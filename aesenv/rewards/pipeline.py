@@ -168,16 +168,20 @@ class RewardPipeline:
         start = time.perf_counter()
         artifact = extract_artifact(text)
         timings["extract"] = round((time.perf_counter() - start) * 1000, 1)
+        # An artboard task renders at its canvas size; channels with task-level setup (a
+        # reference rendering) do it first, before this page holds a render slot.
+        viewport = (task.canvas.width, task.canvas.height) if task.canvas else None
+        await asyncio.gather(*(c.prepare(task) for c in self.channels if hasattr(c, "prepare")))
         if not artifact.renderable:
             results, rendering = await self._judge(Evidence(task, artifact, None), timings), None
         elif any(getattr(c, "needs_live_page", False) for c in self.channels):
             t = time.perf_counter()
-            async with self.renderer.session(artifact.code, files=files) as (rendering, live):
+            async with self.renderer.session(artifact.code, files=files, viewport=viewport) as (rendering, live):
                 timings["render"] = round((time.perf_counter() - t) * 1000, 1)
                 results = await self._judge(Evidence(task, artifact, rendering, live), timings)
         else:
             t = time.perf_counter()
-            rendering = await self.renderer.render(artifact.code, files=files)
+            rendering = await self.renderer.render(artifact.code, files=files, viewport=viewport)
             timings["render"] = round((time.perf_counter() - t) * 1000, 1)
             results = await self._judge(Evidence(task, artifact, rendering), timings)
         timings["total"] = round((time.perf_counter() - start) * 1000, 1)

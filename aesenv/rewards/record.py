@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
+from aesenv.rewards.aggregate import AGGREGATORS, aescode_scores
 from aesenv.rewards.channel import ChannelResult
 
 
@@ -38,7 +39,15 @@ class RewardRecord(BaseModel):
     provenance: dict[str, str] = Field(default_factory=dict)
     screenshot: str | None = None
 
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def aescode(self) -> dict[str, float | None] | None:
+        """AesCode's Rule / Visual / Overall, when the record has AesCode channels."""
+        return aescode_scores(self.channels)
+
     @property
     def selected_reward(self) -> float | None:
         """The aggregate named by `reward_name` (what an env hands to the learner)."""
-        return self.reward if self.reward_name == "paper" else self.normalized
+        if self.reward_name in ("paper", "normalized"):
+            return self.reward if self.reward_name == "paper" else self.normalized
+        return AGGREGATORS[self.reward_name](self.channels)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Annotated, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class Category(str, Enum):
@@ -62,6 +62,22 @@ class TableData(BaseModel):
 Requirement = Annotated[Union[TextExact, ChartData, TableData], Field(discriminator="type")]
 
 
+class ChecklistItem(BaseModel):
+    """One yes/no question for the VLM checklist, typed so the judge answers one dimension per
+    call and bound to an element (a CSS selector or a plain description) or, when `element`
+    is None, to the whole canvas. A plain string in task JSON is a content question."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    question: str = Field(min_length=1)
+    category: Literal["content", "layout", "style"] = "content"
+    element: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, value: object) -> object:
+        return {"question": value} if isinstance(value, str) else value
+
+
 class Task(BaseModel):
     """One generation task. Immutable so it can key caches and travel between processes."""
 
@@ -73,9 +89,12 @@ class Task(BaseModel):
     prompt: str = Field(min_length=1)
     canvas: Canvas | None = None
     requirements: tuple[Requirement, ...] = ()
-    checklist: tuple[str, ...] = ()
+    checklist: tuple[ChecklistItem, ...] = ()
     data_files: dict[str, str] = Field(default_factory=dict)
     reference_image: str | None = None
+    # A known-good page for verifiers that compare against a reference (text-block layout,
+    # whitespace distribution); rendered at the task's canvas.
+    reference_html: str | None = None
     source: str = "user"
 
     def __init__(self, **data):

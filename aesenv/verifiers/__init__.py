@@ -1,0 +1,47 @@
+"""AesCode's decoupled reward channels: deterministic verifiers and the VLM checklist.
+
+Importing this package registers the channels `text`, `boundary`, `chart`, `table`, `layout`,
+`whitespace` and `checklist` (select them with `PipelineConfig.channels`, e.g. `AESCODE_CHANNELS`).
+`requirement_potential` is the same checks as one number, for shaping and refine episodes.
+"""
+
+from __future__ import annotations
+
+from aesenv.render.live import LivePage, PageStalled
+from aesenv.render.models import Rendering, RenderStatus
+from aesenv.tasks.model import ChartData, TableData, Task, TextExact
+from aesenv.verifiers import checklist, channels, reference  # noqa: F401 - registers the channels
+from aesenv.verifiers.checks import check_boundary, check_charts, check_tables, check_text
+from aesenv.verifiers.probes import read_charts, read_tables
+
+AESCODE_CHANNELS = ["execution", "text", "boundary", "chart", "table", "layout", "whitespace", "checklist"]
+
+
+async def requirement_potential(task: Task, rendering: Rendering, live: LivePage | None) -> float | None:
+    """Fraction of the task's checkable requirements (each text_exact, chart_data and table_data
+    requirement, and the canvas) that this rendering satisfies in full; None when the task has
+    none. Deterministic, no VLM. Charts and tables are read from `live`; without an open page
+    they count as unsatisfied. A rendering our side failed to make has no potential (None)."""
+    texts = [r for r in task.requirements if isinstance(r, TextExact)]
+    tables = [r for r in task.requirements if isinstance(r, TableData)]
+    charts = [r for r in task.requirements if isinstance(r, ChartData)]
+    total = len(texts) + len(tables) + len(charts) + (task.canvas is not None)
+    if total == 0 or rendering.status is RenderStatus.INFRA_ERROR:
+        return None
+    met = len(check_text(texts, rendering).payload["found"]) if texts else 0
+    if task.canvas is not None:
+        met += check_boundary(task.canvas, rendering).passed
+    if live is not None and (tables or charts):
+        try:
+            if tables:
+                rendered = await read_tables(live)
+                met += sum(check_tables([t], rendered).passed for t in tables)
+            if charts:
+                found = (await read_charts(live))["charts"]
+                met += sum(check_charts([c], found).passed for c in charts)
+        except PageStalled:
+            pass
+    return round(met / total, 6)
+
+
+__all__ = ["AESCODE_CHANNELS", "requirement_potential"]

@@ -1,0 +1,120 @@
+"""The `checklist` channel: the task's yes/no questions answered by the VLM judge from the
+rendering alone (no code, no prompt), one call per category (content / layout / style) so each
+call looks at one dimension. Score = share of questions answered "yes" with grounding; a "yes"
+that names nothing in the image, a "cannot tell" or a question left unanswered is a fail.
+Masked when the judge is offline (no VLM) or the task has no checklist; a judge that cannot be
+reached or keeps answering garbage is our failure (`infra_error`), never a score."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from aesenv.judges.client import ChatClient, image_part
+from aesenv.render.models import RenderStatus
+from aesenv.rewards.channel import ChannelResult, ChannelStatus, Evidence, register_channel
+from aesenv.tasks.model import ChecklistItem, Task
+
+# Long pages are cut here: the judge sees what a reviewer would scroll through first.
+MAX_PAGE_HEIGHT = 4000
+
+SYSTEM_PROMPT = """You inspect a screenshot of a rendered design and answer yes/no questions about it.
+Judge only what the image shows; you have neither the code nor the brief. For every question,
+answer "yes" only if you can point at what in the image makes it true, and write that in
+"evidence" (where it is and what it looks like). Answer "no" when the image shows it is false or
+missing, and "cannot_tell" when the image does not let you decide. Reply with one JSON object:
+{"answers": [{"id": <question id>, "answer": "yes" | "no" | "cannot_tell", "evidence": "<short>"}]}"""
+
+_FOCUS = {
+    "content": "what is shown: text, data, images, and whether they are complete and legible",
+    "layout": "where things are: placement, alignment, spacing, grouping, and what fits the frame",
+    "style": "how it looks: colour, type, contrast, consistency of the visual language",
+}
+
+
+class ChecklistAnswer(BaseModel):
+    id: int
+    answer: Literal["yes", "no", "cannot_tell"]
+    evidence: str = Field(default="", max_length=2000)
+
+
+class ChecklistAnswers(BaseModel):
+    answers: list[ChecklistAnswer]
+
+
+def _question_line(number: int, item: ChecklistItem) -> str:
+    where = f" [about: {item.element}]" if item.element else " [about: the whole canvas]"
+    return f"{number}. {item.question}{where}"
+
+
+def messages_for(category: str, items: list[ChecklistItem], image: bytes) -> list[dict]:
+    questions = "\n".join(_question_line(i + 1, item) for i, item in enumerate(items))
+    text = (f"These questions are about {category} ({_FOCUS[category]}).\n"
+            f"Questions (answer each by its id):\n{questions}")
+    return [{"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": [{"type": "text", "text": text}, image_part(image, "image/jpeg")]}]
+
+
+def grade(items: list[ChecklistItem], answers: ChecklistAnswers) -> list[dict]:
+    """Per question: the judge's answer and whether it passes (grounded "yes" only)."""
+    by_id = {a.id: a for a in answers.answers}
+    graded = []
+    for i, item in enumerate(items, start=1):
+        answer = by_id.get(i)
+        grounded = answer is not None and answer.answer == "yes" and bool(answer.evidence.strip())
+        graded.append({"question": item.question, "category": item.category, "element": item.element,
+                       "answer": answer.answer if answer else "missing",
+                       "evidence": answer.evidence if answer else "", "passed": grounded})
+    return graded
+
+
+@register_channel("checklist")
+class ChecklistChannel:
+    name = "checklist"
+
+    def __init__(self, judge: object, **_: object) -> None:
+        self.client: ChatClient | None = getattr(judge, "client", None)
+
+    async def score(self, evidence: Evidence) -> ChannelResult:
+        task = evidence.task
+        if not task.checklist:
+            return ChannelResult.not_applicable(f"task {task.id} has no checklist")
+        if self.client is None:
+            return ChannelResult.not_applicable("the checklist needs a VLM judge (--judge openai:<model>)")
+        rendering = evidence.rendering
+        nothing = ChannelResult(status=ChannelStatus.FAILED, score=0.0, raw=0.0,
+                                payload={"reason": "nothing rendered to look at"})
+        if not evidence.artifact.renderable:
+            return nothing
+        if rendering is None or rendering.status is RenderStatus.INFRA_ERROR:
+            return ChannelResult.infra_error(f"render failed: {rendering.error if rendering else 'not rendered'}")
+        if not rendering.has_screenshot:
+            return nothing
+        image = rendering.image("jpeg", max_height=_height(task))
+        groups = _by_category(task)
+        try:
+            replies = await asyncio.gather(*(
+                self.client.complete_json(messages_for(cat, items, image), ChecklistAnswers) for cat, items in groups.items()))
+        except Exception as exc:  # noqa: BLE001 - the judge failing is our failure, masked
+            return ChannelResult.infra_error(f"checklist judge failed: {type(exc).__name__}: {exc}")
+        graded = {cat: grade(items, reply.value) for (cat, items), reply in zip(groups.items(), replies)}
+        flat = [g for rows in graded.values() for g in rows]
+        score = round(sum(g["passed"] for g in flat) / len(flat), 6)
+        dimensions = {cat: round(sum(g["passed"] for g in rows) / len(rows), 6) for cat, rows in graded.items()}
+        return ChannelResult(
+            status=ChannelStatus.OK if score == 1.0 else ChannelStatus.FAILED, score=score, raw=score,
+            payload={"dimensions": dimensions, "items": flat, "model": self.client.config.model,
+                     "calls": len(groups), "cached": [r.cached for r in replies]})
+
+
+def _height(task: Task) -> int:
+    return task.canvas.height if task.canvas else MAX_PAGE_HEIGHT
+
+
+def _by_category(task: Task) -> dict[str, list[ChecklistItem]]:
+    groups: dict[str, list[ChecklistItem]] = {}
+    for item in task.checklist:
+        groups.setdefault(item.category, []).append(item)
+    return groups

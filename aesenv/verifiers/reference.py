@@ -1,0 +1,228 @@
+"""Channels that compare a page with a reference: `layout` (text-block positions) and
+`whitespace` (where the canvas is occupied, at a coarse and a fine grid; against a target band
+when the task has no reference).
+
+The reference page (`Task.reference_html`) is rendered once per renderer, at the task's canvas,
+in `prepare` — before the scored page takes a render slot, so a full renderer cannot deadlock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import io
+import weakref
+from collections import OrderedDict
+from difflib import SequenceMatcher
+
+import numpy as np
+from PIL import Image
+
+from aesenv.render import Renderer, Rendering
+from aesenv.render.models import DomElement, RenderStatus
+from aesenv.rewards.channel import ChannelResult, Evidence, register_channel
+from aesenv.tasks.model import Task
+from aesenv.verifiers.channels import VerifierChannel, result_of
+from aesenv.verifiers.checks import Check, normalize_text
+
+# A text block displaced by this share of the canvas (either axis) or more gets no credit.
+LAYOUT_MAX_SHIFT = 0.10
+LAYOUT_PASS = 0.75
+LAYOUT_SIMILAR_TEXT = 0.6
+# Grids (cells per side) for occupancy; a pixel is "ink" when it differs from the background
+# colour by more than INK_DELTA (sum over RGB).
+GRIDS = (8, 32)
+INK_DELTA = 48
+WHITESPACE_PASS = 0.80
+# Without a reference: the share of occupied fine cells a composed canvas falls in (an empty
+# artboard and one filled edge to edge both fail), and how fast the score falls outside it.
+OCCUPANCY_BAND = (0.15, 0.85)
+BAND_SOFTNESS = 0.25
+_CACHE_SIZE = 256
+
+
+def canvas_size(task: Task, rendering: Rendering) -> tuple[int, int]:
+    return (task.canvas.width, task.canvas.height) if task.canvas else rendering.viewport
+
+
+class ReferenceRenderings:
+    """Renderings of reference pages, one render per (page, canvas), shared by the channels of
+    one renderer. A reference that fails to render is remembered as that failure."""
+
+    _by_renderer: "weakref.WeakKeyDictionary[Renderer, ReferenceRenderings]" = weakref.WeakKeyDictionary()
+
+    def __init__(self, renderer: Renderer) -> None:
+        self.renderer = renderer
+        self._done: OrderedDict[str, Rendering] = OrderedDict()
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    @classmethod
+    def of(cls, renderer: Renderer) -> "ReferenceRenderings":
+        if renderer not in cls._by_renderer:
+            cls._by_renderer[renderer] = cls(renderer)
+        return cls._by_renderer[renderer]
+
+    @staticmethod
+    def key(task: Task) -> str | None:
+        if not task.reference_html:
+            return None
+        canvas = f"{task.canvas.width}x{task.canvas.height}" if task.canvas else "page"
+        return hashlib.sha256(f"{canvas}\n{task.reference_html}".encode()).hexdigest()
+
+    async def prepare(self, task: Task) -> None:
+        key = self.key(task)
+        if key is None or key in self._done:
+            return
+        async with self._locks.setdefault(key, asyncio.Lock()):
+            if key in self._done:
+                return
+            viewport = (task.canvas.width, task.canvas.height) if task.canvas else None
+            self._done[key] = await self.renderer.render(task.reference_html, viewport=viewport)
+            while len(self._done) > _CACHE_SIZE:
+                self._done.popitem(last=False)
+            self._locks.pop(key, None)
+
+    def get(self, task: Task) -> Rendering | None:
+        key = self.key(task)
+        return self._done.get(key) if key else None
+
+
+class ReferenceChannel(VerifierChannel):
+    def __init__(self, renderer: Renderer, **_: object) -> None:
+        self.references = ReferenceRenderings.of(renderer)
+
+    async def prepare(self, task: Task) -> None:
+        """Render the task's reference ahead of the page (never raises: a failed reference is
+        reported by `score` as our own failure)."""
+        try:
+            await self.references.prepare(task)
+        except Exception:  # noqa: BLE001 - reported per sample as infra_error by `reference()`
+            pass
+
+    def reference(self, task: Task) -> Rendering | ChannelResult:
+        ref = self.references.get(task)
+        if ref is None:
+            return ChannelResult.infra_error("the reference page was not rendered")
+        if ref.status is not RenderStatus.OK or not ref.has_screenshot:
+            return ChannelResult.infra_error(f"the reference page did not render cleanly: {ref.status.value} {ref.error}")
+        return ref
+
+
+def _text_blocks(rendering: Rendering) -> list[DomElement]:
+    return [e for e in rendering.elements if normalize_text(e.text)]
+
+
+def match_blocks(reference: list[DomElement], page: list[DomElement]) -> list[tuple[DomElement, DomElement | None]]:
+    """Pair each reference text block with a page block: the same text first (in document
+    order), then the most similar remaining text (ratio >= LAYOUT_SIMILAR_TEXT). Layout judges
+    positions; whether the words are right is the text channel's question, so a reworded
+    headline still counts as the headline."""
+    unused = list(page)
+    pairs: dict[int, DomElement | None] = {}
+    for i, block in enumerate(reference):
+        text = normalize_text(block.text)
+        same = next((p for p in unused if normalize_text(p.text) == text), None)
+        if same is not None:
+            unused.remove(same)
+        pairs[i] = same
+    for i, block in enumerate(reference):
+        if pairs[i] is not None or not unused:
+            continue
+        text = normalize_text(block.text)
+        ratio, best = max(((SequenceMatcher(None, text, normalize_text(p.text)).ratio(), p) for p in unused),
+                          key=lambda pair: pair[0])
+        if ratio >= LAYOUT_SIMILAR_TEXT:
+            unused.remove(best)
+            pairs[i] = best
+    return [(block, pairs[i]) for i, block in enumerate(reference)]
+
+
+@register_channel("layout")
+class LayoutChannel(ReferenceChannel):
+    """Each text block of the reference is found in the page by its text, and credited by how
+    close its centre is to the reference's (full credit in place, none past LAYOUT_MAX_SHIFT)."""
+
+    name = "layout"
+
+    def subject(self, task: Task) -> bool:
+        return bool(task.reference_html)
+
+    async def measure(self, evidence: Evidence, subject: bool) -> Check | ChannelResult:
+        ref = self.reference(evidence.task)
+        if isinstance(ref, ChannelResult):
+            return ref
+        width, height = canvas_size(evidence.task, evidence.rendering)
+        pairs = match_blocks(_text_blocks(ref), _text_blocks(evidence.rendering))
+        credits, moved, missing = [], [], []
+        for block, seen in pairs:
+            text = normalize_text(block.text)
+            if seen is None:
+                credits.append(0.0)
+                missing.append(text[:60])
+                continue
+            dx = abs((seen.x + seen.w / 2) - (block.x + block.w / 2)) / width
+            dy = abs((seen.y + seen.h / 2) - (block.y + block.h / 2)) / height
+            credit = max(0.0, 1.0 - max(dx, dy) / LAYOUT_MAX_SHIFT)
+            credits.append(credit)
+            if credit < 1.0 and len(moved) < 20:
+                moved.append({"text": text[:60], "shift": [round(dx, 4), round(dy, 4)]})
+        if not credits:
+            return ChannelResult.infra_error("the reference page has no text blocks to compare")
+        score = round(sum(credits) / len(credits), 6)
+        return Check(score=score, passed=score >= LAYOUT_PASS, payload={
+            "reference_blocks": len(credits), "missing": missing[:20], "moved": moved,
+            "pass_threshold": LAYOUT_PASS})
+
+
+def occupancy(png: bytes, width: int, height: int, cells: int) -> np.ndarray:
+    """Share of "ink" pixels (not the dominant background colour) in each cell of a
+    `cells`×`cells` grid over the top-left `width`×`height` of the capture."""
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    image = image.crop((0, 0, min(width, image.width), min(height, image.height)))
+    pixels = np.asarray(image, dtype=np.int16)
+    flat = pixels.reshape(-1, 3)
+    quantized = (flat >> 3).astype(np.int32)
+    codes = (quantized[:, 0] << 10) | (quantized[:, 1] << 5) | quantized[:, 2]
+    background = flat[np.argmax(codes == np.bincount(codes).argmax())]
+    ink = np.abs(pixels - background).sum(axis=2) > INK_DELTA
+    rows = np.array_split(np.arange(ink.shape[0]), cells)
+    cols = np.array_split(np.arange(ink.shape[1]), cells)
+    return np.array([[ink[np.ix_(r, c)].mean() if r.size and c.size else 0.0 for c in cols] for r in rows])
+
+
+@register_channel("whitespace")
+class WhitespaceChannel(ReferenceChannel):
+    """Where the canvas carries ink, compared with the reference cell by cell at a coarse and a
+    fine grid (score = 1 − mean absolute difference); with no reference, the share of occupied
+    fine cells against OCCUPANCY_BAND. Applies to artboard tasks and tasks with a reference."""
+
+    name = "whitespace"
+
+    def subject(self, task: Task) -> bool:
+        return bool(task.canvas or task.reference_html)
+
+    async def measure(self, evidence: Evidence, subject: bool) -> Check | ChannelResult:
+        rendering = evidence.rendering
+        if not rendering.has_screenshot:
+            return Check(score=0.0, passed=False, payload={"reason": "the page produced no screenshot"})
+        width, height = canvas_size(evidence.task, rendering)
+        grids = {n: occupancy(rendering.full_page_png, width, height, n) for n in GRIDS}
+        if evidence.task.reference_html:
+            ref = self.reference(evidence.task)
+            if isinstance(ref, ChannelResult):
+                return ref
+            diffs = {n: float(np.abs(grids[n] - occupancy(ref.full_page_png, width, height, n)).mean())
+                     for n in GRIDS}
+            score = round(1.0 - sum(diffs.values()) / len(diffs), 6)
+            return Check(score=score, passed=score >= WHITESPACE_PASS, payload={
+                "mode": "reference", "mean_abs_difference": {str(n): round(d, 4) for n, d in diffs.items()},
+                "pass_threshold": WHITESPACE_PASS})
+        fine = grids[max(GRIDS)]
+        occupied = {n: round(float((grids[n] > 0.02).mean()), 4) for n in GRIDS}
+        share = occupied[max(GRIDS)]
+        low, high = OCCUPANCY_BAND
+        distance = max(low - share, share - high, 0.0)
+        score = round(max(0.0, 1.0 - distance / BAND_SOFTNESS), 6)
+        return Check(score=score, passed=distance == 0.0, payload={
+            "mode": "band", "occupied_share": {str(n): s for n, s in occupied.items()},
+            "ink_share": round(float(fine.mean()), 4), "band": list(OCCUPANCY_BAND)})
