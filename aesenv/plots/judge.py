@@ -32,7 +32,7 @@ import numpy as np
 
 from aesenv.judges.base import RUBRIC_MAX, StaticJudgement
 from aesenv.judges.offline import (PROXY_CEILING, _clamp, _metric, _ramp, contrast_ratio, luminance, prompt_terms,
-                                   text_stems)
+                                   stem, text_stems)
 from aesenv.sandbox.base import Figure
 from aesenv.tasks import Task
 
@@ -60,6 +60,14 @@ CHART_KINDS: dict[str, str] = {
 # Collections drawn in one colour (a scatter series, a filled area, a violin): that colour must
 # stand out from the background like a line's.
 UNIFORM_MARKS = frozenset({"PathCollection", "PolyCollection", "FillBetweenPolyCollection"})
+# Words that instruct how to draw rather than name the data: not expected as text in the figure.
+CHART_VOCABULARY = frozenset(stem(w) for w in """
+plot plots draw chart graph scatter line lines bar bars pie histogram heatmap box violin area legend
+label labels title axis axes seaborn plotly matplotlib regression fitted fit confidence band slice
+slices percentage percent subplot subplots panel panels figure colour color coloured colored marker
+bins mark annotate cell map dashed vertical horizontal stacked grouped overlay sorted order format
+diverging centred centered decimal
+""".split())
 RAINBOW_CMAPS = frozenset({"jet", "hsv", "rainbow", "gist_rainbow", "nipy_spectral", "gist_ncar"})
 
 
@@ -352,6 +360,7 @@ def _m_data(d: _Digest) -> dict[str, Any]:
 
 def _m_terms(task: Task, d: _Digest) -> dict[str, Any]:
     terms, phrases = prompt_terms(task.prompt)
+    terms = [t for t in terms if t not in CHART_VOCABULARY]
     text = " ".join([t.text for t in d.texts] + d.titles)
     have = text_stems(text)
     found = [t for t in terms if t in have]
