@@ -179,12 +179,56 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_run(args: argparse.Namespace) -> int:
+    from aesenv.envs.refine import REFINE_ENVS, RefineBudget
+    from aesenv.render import RenderConfig
+    from aesenv.rewards import PipelineConfig
+    from aesenv.tasks import Task
+    from aesenv.trajectory import Agent, run_episode, write_trajectory
+    from policies import make_policy
+
+    env_class = REFINE_ENVS[args.env]
+    policy = make_policy(args.policy)
+    if not isinstance(policy, Agent):
+        raise ValueError(f"policy {policy.name!r} answers single turns only; refine episodes need an agent "
+                         "(openai:<model>, hf:<model>, repair)")
+    task_file = Path(args.task) if args.task else None
+    if task_file is not None and task_file.is_file():
+        task = Task.model_validate_json(task_file.read_text(encoding="utf-8"))
+        tasks: str | list[Task] | None = [task]
+    else:
+        task, tasks = args.task, args.tasks
+    config = PipelineConfig(judge=args.judge, render=RenderConfig(online=args.online), sandbox=args.sandbox)
+    budget = RefineBudget(max_turns=args.max_turns, max_wall_s=args.max_wall_s)
+
+    async def go():
+        env = env_class(tasks, config=config, budget=budget)
+        try:
+            return await run_episode(env, policy, task=task, seed=args.seed)
+        finally:
+            await env.close()
+            if hasattr(policy, "close"):
+                await policy.close()
+
+    try:
+        trajectory = asyncio.run(go())
+    except KeyError as exc:  # an unknown task id
+        raise ValueError(exc.args[0]) from None
+    timeline = write_trajectory(trajectory, args.out)
+    print(f"{args.env} task {trajectory.task['id']} with {trajectory.policy}: {len(trajectory.steps)} turns, "
+          f"ended by {trajectory.end or 'agent error'}, reward {trajectory.reward}"
+          + (f"\n{trajectory.error}" if trajectory.error else ""))
+    print(f"wrote {args.out}/trajectory.json and {timeline}")
+    return 0 if trajectory.reward is not None and not trajectory.error else 3
+
+
 # `aesenv bench NAME ARGS...` runs `benchmarks.<module>.main(ARGS)`.
 BENCHMARKS = {
     "perf": "benchmarks.perf",
     "degradation": "benchmarks.degradation",
     "interactions": "benchmarks.interaction_accuracy",
     "plots": "benchmarks.plots",
+    "refine": "benchmarks.refine_latency",
     "plot-degradation": "benchmarks.plot_degradation",
 }
 
@@ -257,6 +301,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--concurrency", type=int, default=2)
     p.add_argument("--sandbox", default="local", choices=["local", "docker"], help="where plot scripts run")
     p.set_defaults(fn=_cmd_demo)
+
+    p = sub.add_parser("run", help="drive a multi-turn refine episode with an agent; record the trajectory "
+                                   "and an HTML timeline (timeline.html)")
+    p.add_argument("--env", default="AesWebRefine-v0", choices=["AesWebRefine-v0", "AesPlotRefine-v0"])
+    p.add_argument("--policy", required=True, help="openai:<model> (OPENAI_BASE_URL, OPENAI_API_KEY), hf:<model>, repair")
+    p.add_argument("--task", help="a Task JSON file, or a task id in --tasks (default: one picked by --seed)")
+    p.add_argument("--tasks", help="task suite (default: the env's builtin suite)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default="runs/episode")
+    p.add_argument("--max-turns", type=int, default=16)
+    p.add_argument("--max-wall-s", type=float, default=900.0)
+    p.add_argument("--judge", default="offline", help="static judge for the final score: offline or openai:<model>")
+    p.add_argument("--online", action="store_true", help="let unknown hosts through to the real network")
+    p.add_argument("--sandbox", default="local", choices=["local", "docker"], help="where plot scripts and `run` go")
+    p.set_defaults(fn=_cmd_run)
 
     p = sub.add_parser("sandbox", help="sandbox tools: `build` makes the docker sandbox image locally")
     p.add_argument("action", choices=["build"])
