@@ -4,7 +4,8 @@
 message → `env.step` → the observation messages appended, until the episode ends. The
 `Trajectory` keeps the messages, tool calls, rewards, potentials and the final record;
 `write_trajectory` stores it as `trajectory.json` (images as files under `images/`) and
-`timeline.html`, a self-contained page that reads top to bottom like the conversation.
+`timeline.html`, a self-contained page (images inlined, so it can be sent on its own) that reads
+top to bottom like the conversation.
 """
 
 from __future__ import annotations
@@ -132,7 +133,7 @@ def write_trajectory(trajectory: Trajectory, out_dir: str | Path) -> Path:
                   for s in trajectory.steps]})
     (out / "trajectory.json").write_text(stored.model_dump_json(indent=2), encoding="utf-8")
     timeline = out / "timeline.html"
-    timeline.write_text(timeline_html(stored), encoding="utf-8")
+    timeline.write_text(timeline_html(stored, out), encoding="utf-8")
     return timeline
 
 
@@ -150,7 +151,7 @@ img{max-width:100%;border:1px solid #d0d5dd;border-radius:6px}
 """
 
 
-def _content_html(content: Any) -> str:
+def _content_html(content: Any, root: Path) -> str:
     if content is None:
         return ""
     if isinstance(content, str):
@@ -160,12 +161,14 @@ def _content_html(content: Any) -> str:
         if part.get("type") == "text":
             parts.append(f"<pre>{html.escape(part.get('text', ''))}</pre>")
         elif part.get("type") == "image_file":
-            parts.append(f'<img src="{html.escape(part["path"])}" alt="observation image">')
+            data = base64.b64encode((root / part["path"]).read_bytes()).decode("ascii")
+            mime = "image/" + part["path"].rsplit(".", 1)[-1]
+            parts.append(f'<img src="data:{mime};base64,{data}" alt="{html.escape(part["path"])}">')
     return "".join(parts)
 
 
-def _message_html(m: dict) -> str:
-    body = _content_html(m.get("content"))
+def _message_html(m: dict, root: Path) -> str:
+    body = _content_html(m.get("content"), root)
     for call in m.get("tool_calls") or []:
         function = call.get("function", {})
         arguments = function.get("arguments", "")
@@ -178,7 +181,8 @@ def _message_html(m: dict) -> str:
     return f'<div class="msg {role}"><div class="role">{role}</div>{body}</div>'
 
 
-def timeline_html(trajectory: Trajectory) -> str:
+def timeline_html(trajectory: Trajectory, root: Path) -> str:
+    """The timeline page of a stored trajectory whose image files are under `root`."""
     t = trajectory
     reward = "n/a (infra error)" if t.reward is None and t.end else t.reward
     failure = (t.record or {}).get("failure", "")
@@ -186,7 +190,7 @@ def timeline_html(trajectory: Trajectory) -> str:
             f"<div>final reward <b>{reward}</b> · ended by {html.escape(t.end or 'agent error')} · "
             f"{len(t.steps)} turns{' · ' + html.escape(failure) if failure else ''}</div>")
     blocks = ['<section class="turn"><div class="meta">first turn</div>'
-              + "".join(_message_html(m) for m in t.first_turn) + "</section>"]
+              + "".join(_message_html(m, root) for m in t.first_turn) + "</section>"]
     for s in t.steps:
         results = ", ".join(f"{r['name']}: " + ("ok" if r["ok"] else f"<span class=bad>{html.escape(r['error'][:200])}</span>")
                             for r in s.tool_results)
@@ -194,7 +198,8 @@ def timeline_html(trajectory: Trajectory) -> str:
                 f"ΔΦ {s.delta_potential:+.3f}</span>"
         blocks.append(f'<section class="turn"><div class="meta">turn {s.turn} · Φ {s.potential:.3f} {delta} · '
                       f"reward {s.reward} · agent {s.agent_ms:.0f} ms · env {s.env_ms:.0f} ms · {results}</div>"
-                      + _message_html(s.action) + "".join(_message_html(m) for m in s.observation) + "</section>")
+                      + _message_html(s.action, root) + "".join(_message_html(m, root) for m in s.observation)
+                      + "</section>")
     if t.error:
         blocks.append(f'<section class="turn bad">{html.escape(t.error)}</section>')
     if t.record:

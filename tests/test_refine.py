@@ -220,6 +220,7 @@ async def test_scripted_model_fixes_a_js_bug_and_beats_its_first_draft(openai_se
     page = timeline.read_text()
     assert "documnet is not defined" in page and "edit_file" in page and f"{trajectory.reward}" in page
     images = list((tmp_path / "images").iterdir())
-    assert images and all(f'src="images/{p.name}"' in page for p in images)
+    assert images and all(f'alt="images/{p.name}"' in page for p in images)
+    assert page.count('src="data:image/png;base64,') == len(images)  # self-contained: the images are inlined
     stored = json.loads((tmp_path / "trajectory.json").read_text())
     assert stored["reward"] == trajectory.reward and not math.isnan(stored["steps"][-1]["reward"])
