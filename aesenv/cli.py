@@ -229,6 +229,7 @@ BENCHMARKS = {
     "interactions": "benchmarks.interaction_accuracy",
     "plots": "benchmarks.plots",
     "refine": "benchmarks.refine_latency",
+    "verifiers": "benchmarks.verifier_matrix",
     "plot-degradation": "benchmarks.plot_degradation",
 }
 

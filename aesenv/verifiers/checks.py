@@ -84,17 +84,13 @@ def _table_match(required: TableData, rows: list[list[str]]) -> tuple[float, lis
 def check_tables(required: list[TableData], tables: list[list[list[str]]]) -> Check:
     """Each required table against its best-matching rendered HTML table, cell by cell
     (header row first; surplus rendered rows count against the match)."""
-    per, passed = [], True
+    scores, per = [], []
     for req in required:
-        best = (0.0, [{"reason": "no rendered table"}], -1)
-        for i, rows in enumerate(tables):
-            score, wrong = _table_match(req, rows)
-            if score > best[0]:
-                best = (score, wrong, i)
-        passed &= best[0] == 1.0
-        per.append({"header": req.header, "score": round(best[0], 4), "table_index": best[2],
-                    "mismatches": best[1]})
-    return Check(score=round(sum(p["score"] for p in per) / len(per), 6), passed=passed,
+        matches = [(*_table_match(req, rows), i) for i, rows in enumerate(tables)]
+        score, wrong, index = max(matches, key=lambda m: m[0], default=(0.0, [{"reason": "no rendered table"}], -1))
+        scores.append(score)
+        per.append({"header": req.header, "score": round(score, 4), "table_index": index, "mismatches": wrong})
+    return Check(score=round(sum(scores) / len(scores), 6), passed=all(s == 1.0 for s in scores),
                  payload={"tables_rendered": len(tables), "required": per})
 
 
@@ -133,14 +129,11 @@ def check_charts(required: list[ChartData], charts: list[dict[str, Any]]) -> Che
     """Each required chart against the best-matching live ECharts instance: chart type,
     category labels (pie: slice names) and series values. Only instances that `echarts.init`
     created count; a picture of a chart is not one."""
-    per, passed = [], True
+    scores, per = [], []
     for req in required:
-        best: tuple[float, dict[str, Any]] = (0.0, {"reason": "no live ECharts instance"})
-        for chart in charts:
-            score, detail = _chart_match(req, chart)
-            if score > best[0]:
-                best = (score, detail)
-        passed &= best[0] == 1.0
-        per.append({"chart": req.chart, "score": round(best[0], 4), **best[1]})
-    return Check(score=round(sum(p["score"] for p in per) / len(per), 6), passed=passed,
+        score, detail = max((_chart_match(req, chart) for chart in charts), key=lambda m: m[0],
+                            default=(0.0, {"reason": "no live ECharts instance"}))
+        scores.append(score)
+        per.append({"chart": req.chart, "score": round(score, 4), **detail})
+    return Check(score=round(sum(scores) / len(scores), 6), passed=all(s == 1.0 for s in scores),
                  payload={"charts_rendered": len(charts), "required": per})
