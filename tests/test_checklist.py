@@ -1,0 +1,102 @@
+"""The checklist channel over the scripted OpenAI-compatible server: one call per category,
+grounded "yes" only, masks (offline judge, no checklist), judge failure as infra_error, and the
+Visual number it feeds."""
+
+import io
+
+import pytest
+from PIL import Image
+
+from aesenv.artifact import extract_artifact
+from aesenv.judges import make_judge
+from aesenv.judges.client import ChatClient, ClientConfig
+from aesenv.render.models import PageMetrics, Rendering, RenderStatus
+from aesenv.rewards import ChannelStatus, Evidence
+from aesenv.rewards.aggregate import aescode_scores
+from aesenv.tasks import Task
+from aesenv.verifiers.checklist import ChecklistChannel
+
+TASK = Task(id="poster", prompt="A poster.", canvas={"width": 600, "height": 800}, checklist=[
+    {"question": "Is the headline the largest text?", "category": "layout", "element": "headline"},
+    {"question": "Is the date shown?", "category": "content"},
+    {"question": "Is the text legible?", "category": "style"},
+    {"question": "Are margins even?", "category": "layout"},
+])
+ARTIFACT = extract_artifact("<!DOCTYPE html><html><body><h1>Poster</h1></body></html>")
+
+
+def shot(height=1000) -> Rendering:
+    buf = io.BytesIO()
+    Image.new("RGB", (600, height), (250, 250, 245)).save(buf, "PNG")
+    return Rendering(status=RenderStatus.OK, full_page_png=buf.getvalue(), captured_height=height,
+                     viewport=(600, 800), metrics=PageMetrics(doc_height=height, text_chars=10))
+
+
+class Judge:
+    """What the pipeline hands a channel: a static judge that carries a ChatClient."""
+
+    def __init__(self, client: ChatClient) -> None:
+        self.client = client
+
+
+@pytest.fixture
+async def channel(openai_server, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-checklist-test-000000")
+    client = ChatClient(ClientConfig(model="test-model", base_url=openai_server.url, backoff_s=0.01,
+                                     timeout_s=5.0, retries=1, cache_dir=None))
+    yield ChecklistChannel(judge=Judge(client))
+    await client.close()
+
+
+def answers(*rows):
+    return {"answers": [{"id": i, "answer": a, "evidence": e} for i, a, e in rows]}
+
+
+def by_category(request) -> str:
+    return next(c for c in ("content", "layout", "style") if f"about {c}" in request.text)
+
+
+async def test_one_call_per_category_and_only_grounded_yes_passes(openai_server, channel):
+    replies = {"layout": answers((1, "yes", "the headline spans the top third"), (2, "yes", "")),
+               "content": answers((1, "cannot_tell", "too small")),
+               "style": answers((1, "yes", "dark text on cream"))}
+    openai_server.default = lambda req: replies[by_category(req)]
+    result = await channel.score(Evidence(TASK, ARTIFACT, shot()))
+    assert len(openai_server.completions) == 3
+    layout_request = next(r for r in openai_server.completions if by_category(r) == "layout")
+    assert "Is the headline the largest text? [about: headline]" in layout_request.text
+    assert "Are margins even? [about: the whole canvas]" in layout_request.text
+    assert "Is the date shown?" not in layout_request.text
+    assert len(layout_request.images) == 1
+    assert Image.open(io.BytesIO(layout_request.images[0])).size == (600, 800)  # cut to the canvas
+    assert result.status is ChannelStatus.FAILED and result.score == 0.5
+    assert result.payload["dimensions"] == {"layout": 0.5, "content": 0.0, "style": 1.0}
+    ungrounded = next(i for i in result.payload["items"] if i["question"] == "Are margins even?")
+    assert ungrounded["answer"] == "yes" and not ungrounded["passed"]
+    assert aescode_scores({"checklist": result})["visual"] == pytest.approx(0.5)
+
+
+async def test_an_unanswered_question_fails(openai_server, channel):
+    openai_server.default = lambda req: answers((1, "yes", "visible at the top"))
+    result = await channel.score(Evidence(TASK, ARTIFACT, shot()))
+    missing = [i for i in result.payload["items"] if i["answer"] == "missing"]
+    assert [i["question"] for i in missing] == ["Are margins even?"]
+    assert result.score == 0.75
+
+
+async def test_a_judge_that_answers_garbage_is_our_failure(openai_server, channel):
+    openai_server.default = lambda req: "I think it looks lovely."
+    result = await channel.score(Evidence(TASK, ARTIFACT, shot()))
+    assert result.status is ChannelStatus.INFRA_ERROR and result.score is None
+    assert "checklist judge failed" in result.payload["reason"]
+
+
+async def test_masked_offline_or_without_checklist_and_nothing_rendered_fails(channel):
+    offline = ChecklistChannel(judge=make_judge("offline"))
+    assert (await offline.score(Evidence(TASK, ARTIFACT, shot()))).status is ChannelStatus.NOT_APPLICABLE
+    bare = Task(id="bare", prompt="p")
+    assert (await channel.score(Evidence(bare, ARTIFACT, shot()))).status is ChannelStatus.NOT_APPLICABLE
+    no_page = await channel.score(Evidence(TASK, extract_artifact("just words, no code"), None))
+    assert no_page.status is ChannelStatus.FAILED and no_page.score == 0
+    lost = await channel.score(Evidence(TASK, ARTIFACT, Rendering(status=RenderStatus.INFRA_ERROR)))
+    assert lost.status is ChannelStatus.INFRA_ERROR
