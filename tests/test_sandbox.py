@@ -244,6 +244,7 @@ async def test_without_isolation_the_record_says_so():
     assert not run.isolation.network and not run.isolation.filesystem
 
 
+@pytest.mark.slow
 async def test_docker_containers_are_removed():
     if problem := docker_unavailable():
         if os.environ.get("CI"):

@@ -1,18 +1,23 @@
-"""Build the Docker sandbox image locally, with no registry: debootstrap a Debian root filesystem
-with Python and the plotting stack from apt, prune it, and `docker import` it.
+"""Build the Docker sandbox image locally, with no registry: debootstrap a minimal Debian root
+filesystem with Python, install the plotting stack into it from wheels at exactly the versions this
+environment runs (so both backends draw the same pixels), prune it, and `docker import` it.
 
 The image holds only the OS and libraries; the worker's code is handed to each container when it
 starts, so editing the worker never needs a rebuild. The tag is `aesenv-sandbox:<version>` and a
-label carries the hash of the recipe below: `build()` skips when an image with that hash exists.
+label carries the hash of the recipe (library versions included): `build()` skips when an image
+with that hash exists.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import platform
 import shutil
 import subprocess
+import sys
 import tempfile
+from importlib import metadata
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,11 +25,12 @@ import aesenv
 
 SUITE = "bookworm"
 MIRROR = "http://deb.debian.org/debian"
-PACKAGES = ["python3", "python3-numpy", "python3-pandas", "python3-matplotlib", "python3-seaborn",
-            "python3-plotly", "fonts-dejavu-core"]
-# Build-time leftovers (scipy's pythran pulls a compiler) and docs: never used at run time.
-PRUNE = ["var/cache/apt/archives", "var/lib/apt/lists", "usr/include", "usr/share/doc", "usr/share/man",
-         "usr/share/info", "usr/share/locale", "usr/lib/gcc", "usr/libexec/gcc"]
+PACKAGES = ["python3"]
+PYTHON_VERSION = "3.11"  # bookworm's python3
+SITE_PACKAGES = f"usr/local/lib/python{PYTHON_VERSION}/dist-packages"
+PLOT_LIBRARIES = ["numpy", "pandas", "matplotlib", "seaborn", "plotly"]
+PRUNE = ["var/cache/apt/archives", "var/lib/apt/lists", "usr/share/doc", "usr/share/man", "usr/share/info",
+         "usr/share/locale"]
 IMPORT_CHANGES = ['ENV PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 MPLBACKEND=Agg', 'CMD ["sleep", "infinity"]']
 CONTENT_LABEL = "aesenv.content"
 SMOKE_TEST = "import numpy, pandas, matplotlib, seaborn, plotly; matplotlib.use('Agg'); import matplotlib.pyplot"
@@ -35,8 +41,13 @@ def image_name() -> str:
 
 
 def content_hash() -> str:
-    recipe = {"suite": SUITE, "packages": PACKAGES, "prune": PRUNE, "changes": IMPORT_CHANGES}
+    recipe = {"suite": SUITE, "packages": PACKAGES, "wheels": wheels(), "prune": PRUNE, "changes": IMPORT_CHANGES}
     return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def wheels() -> list[str]:
+    """The plotting libraries pinned to the versions installed here."""
+    return [f"{name}=={metadata.version(name)}" for name in PLOT_LIBRARIES]
 
 
 def build(force: bool = False, mirror: str = MIRROR, say: Callable[[str], None] = print) -> str:
@@ -54,6 +65,13 @@ def build(force: bool = False, mirror: str = MIRROR, say: Callable[[str], None] 
     with tempfile.TemporaryDirectory(prefix="aesenv-image-", dir="/var/tmp") as tmp:
         rootfs = Path(tmp) / "rootfs"
         _debootstrap(rootfs, mirror, say)
+        say("installing " + " ".join(wheels()))
+        arch = platform.machine()
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                        "--no-warn-conflicts", "--target", str(rootfs / SITE_PACKAGES), "--only-binary=:all:",
+                        "--implementation", "cp", "--python-version", PYTHON_VERSION,
+                        "--platform", f"manylinux2014_{arch}", "--platform", f"manylinux_2_28_{arch}", *wheels()],
+                       check=True)
         for relative in PRUNE:
             shutil.rmtree(rootfs / relative, ignore_errors=True)
         (rootfs / "var/lib/apt/lists/partial").mkdir(parents=True, exist_ok=True)
