@@ -99,7 +99,7 @@ class AesRefineAgentLoop(AgentLoopBase):
         tools = list(env.tools)
         ids = await self.ct_build_initial_tokens(messages, tools=tools)
         mask: list[int] = []
-        logprobs: list[float] | None = None
+        logprobs: list[float] = []
         images: list[Image.Image] = []
         potentials = [float(info.get("potential", 0.0))]
         request_id = uuid4().hex
@@ -107,9 +107,10 @@ class AesRefineAgentLoop(AgentLoopBase):
         while not done:
             out = await self.server_manager.generate(request_id=request_id, prompt_ids=ids,
                                                      sampling_params=sampling_params, image_data=images or None)
-            merged, mask, logprobs = await self.ct_merge_assistant_token(
+            merged, mask, new_logprobs = await self.ct_merge_assistant_token(
                 ids, out.token_ids, mask, logprobs if out.log_probs else None,
                 assistant_logprobs=out.log_probs or None)
+            logprobs = new_logprobs or []
             ids = merged.token_ids
             text = self.tokenizer.decode(out.token_ids, skip_special_tokens=True)
             messages.append({"role": "assistant", "content": text})
@@ -128,17 +129,17 @@ class AesRefineAgentLoop(AgentLoopBase):
             self._assert_mm_supported(bool(new_images))
             previous = list(messages)
             messages.extend(m for m, _ in converted)
-            merged, new_mask, new_logprobs = await self.ct_merge_context_msg(previous, messages, ids, mask, logprobs,
-                                                                             tools=tools)
+            merged, new_mask, new_logprobs = await self.ct_merge_context_msg(previous, messages, ids, mask,
+                                                                             logprobs or None, tools=tools)
             if len(new_mask) >= self.response_length:
                 observation, reward, _, _, final = await env.step(SUBMIT)
                 potentials.append(float(final.get("potential", potentials[-1])))
                 break
-            ids, mask, logprobs = merged.token_ids, new_mask, new_logprobs
+            ids, mask, logprobs = merged.token_ids, new_mask, new_logprobs or []
             images.extend(new_images)
         return self._output(ids, mask, logprobs, images, turns, reward, final, potentials)
 
-    def _output(self, ids: list[int], mask: list[int], logprobs: list[float] | None, images: list[Image.Image],
+    def _output(self, ids: list[int], mask: list[int], logprobs: list[float], images: list[Image.Image],
                 turns: int, reward: float, final: dict[str, Any], potentials: list[float]) -> AgentLoopOutput:
         n = len(mask)
         record = RewardRecord.model_validate(final["record"]) if final.get("record") else None

@@ -1,0 +1,306 @@
+"""train/ against the installed veRL on CPU: plugin registration, the reward function through
+veRL's reward-loop worker, the estimators through veRL's advantage computation, the refine agent
+loop through veRL's agent-loop worker (fake LLM server, tiny random-weight model made here), the
+data builder through veRL's dataset, and every shipped config through Hydra and veRL's validation."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("verl", reason="the verl extra is not installed (pip install -e '.[verl]')")
+
+import torch  # noqa: E402
+from hydra import compose, initialize_config_dir  # noqa: E402
+from verl import DataProto  # noqa: E402
+
+from aesenv.rewards import RewardRecord  # noqa: E402
+from aesenv.rewards.channel import ChannelResult, ChannelStatus  # noqa: E402
+from aesenv.tasks import load_tasks  # noqa: E402
+from policies.template import TemplatePolicy  # noqa: E402
+from train import data as train_data  # noqa: E402
+from train.agent_loop import AGENT_NAME, REFINE_ENVS  # noqa: E402
+from train.reward import close_pipelines  # noqa: E402
+
+CONFIG_DIR = Path(__file__).resolve().parents[1] / "train" / "config"
+SHIPPED = sorted(p.stem for p in CONFIG_DIR.glob("*.yaml"))
+CHATML = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n"
+          "{% if m['content'] is string %}{{ m['content'] }}{% else %}{% for p in m['content'] %}"
+          "{% if p['type'] == 'text' %}{{ p['text'] }}{% endif %}{% endfor %}{% endif %}<|im_end|>\n{% endfor %}"
+          "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory) -> str:
+    """A byte-level BPE tokenizer with a ChatML template and a 2-layer random Qwen2 (no downloads)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
+
+    path = tmp_path_factory.mktemp("tiny_qwen2")
+    specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    corpus = ["<html><body><h1>Hello</h1></body></html> system user assistant tool write_file render submit "
+              "index.html the page rendered screenshot", "import matplotlib.pyplot as plt"] * 20
+    tok.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=400, special_tokens=specials,
+                                                        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>",
+                                   bos_token=None, unk_token=None)
+    fast.chat_template = CHATML
+    fast.save_pretrained(path)
+    config = Qwen2Config(vocab_size=len(fast), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                         num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=4096,
+                         eos_token_id=fast.eos_token_id, pad_token_id=fast.pad_token_id, tie_word_embeddings=True)
+    torch.manual_seed(0)
+    Qwen2ForCausalLM(config).save_pretrained(path)
+    return str(path)
+
+
+def composed(name: str, *overrides: str):
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base=None):
+        return compose(config_name=name, overrides=["hydra.searchpath=[pkg://verl.trainer.config]", *overrides])
+
+
+@pytest.fixture(scope="module", autouse=True)
+async def _close_reward_pipelines():
+    yield
+    await close_pipelines()
+
+
+def test_plugin_is_loaded_by_verl_through_the_entry_point():
+    from importlib.metadata import entry_points
+
+    from verl.experimental.agent_loop.agent_loop import _agent_loop_registry
+    from verl.trainer.ppo import core_algos
+
+    assert [ep.value for ep in entry_points(group="verl.plugins") if ep.name == "aesenv"] == ["train.plugin"]
+    assert core_algos.get_adv_estimator_fn("aes_grpo").__module__ == "train.estimators"
+    assert getattr(core_algos.get_adv_estimator_fn("gdpo"), "aesenv", False)
+    assert AGENT_NAME in _agent_loop_registry
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_config_composes_and_passes_verl_validation(name, tiny_model, tmp_path):
+    from verl.trainer.ppo.utils import need_critic, need_reference_policy
+    from verl.utils.config import validate_config
+
+    train_data.build("builtin:web", tmp_path)
+    cfg = composed(name, f"actor_rollout_ref.model.path={tiny_model}", f"data.train_files={tmp_path}/train.parquet",
+                   f"data.val_files={tmp_path}/test.parquet")
+    validate_config(cfg, use_reference_policy=need_reference_policy(cfg), use_critic=need_critic(cfg))
+    actor = cfg.actor_rollout_ref.actor
+    assert (actor.optim.lr, actor.clip_ratio_low, actor.clip_ratio_high, actor.kl_loss_coef) == (3e-6, 0.5, 0.5, 0.001)
+    assert actor.use_kl_loss and cfg.actor_rollout_ref.rollout.n == 8 and cfg.data.train_batch_size == 64
+    assert cfg.reward.custom_reward_function.path == "pkg://train.reward"
+    assert cfg.algorithm.adv_estimator in ("aes_grpo", "gdpo")
+    if cfg.algorithm.adv_estimator == "gdpo":
+        assert not cfg.trainer.use_v1
+
+
+def test_data_rows_load_in_verls_dataset(tiny_model, tmp_path):
+    from verl.utils import hf_tokenizer
+    from verl.utils.dataset.rl_dataset import RLHFDataset
+
+    counts = train_data.build("builtin:plot", tmp_path, multi_turn=True)
+    cfg = composed("grpo_multi_turn", f"actor_rollout_ref.model.path={tiny_model}", "data.max_prompt_length=100000")
+    dataset = RLHFDataset(data_files=[str(tmp_path / "train.parquet")], tokenizer=hf_tokenizer(tiny_model),
+                          config=cfg.data)
+    assert len(dataset) == counts["train"]
+    row = dataset[0]
+    assert row["agent_name"] == AGENT_NAME and row["extra_info"]["env_id"] == "AesPlotRefine-v0"
+    assert row["raw_prompt"][0]["role"] == "system" and row["raw_prompt"][1]["role"] == "user"
+
+
+# -- the reward function through veRL's reward-loop worker ---------------------------------------
+
+def reward_batch(tokenizer, answers: list[str], extra_infos: list[dict]) -> DataProto:
+    """What the reward loop receives: right-padded responses with their attention mask."""
+    encoded = [tokenizer.encode(a, add_special_tokens=False) for a in answers]
+    width = max(len(e) for e in encoded)
+    responses = torch.full((len(answers), width), tokenizer.pad_token_id, dtype=torch.long)
+    attention = torch.zeros((len(answers), 2 + width), dtype=torch.long)
+    for i, ids in enumerate(encoded):
+        responses[i, : len(ids)] = torch.tensor(ids)
+        attention[i, :2] = 1
+        attention[i, 2: 2 + len(ids)] = 1
+    return DataProto.from_dict(
+        tensors={"responses": responses, "attention_mask": attention,
+                 "prompts": torch.ones((len(answers), 2), dtype=torch.long)},
+        non_tensors={"data_source": np.array(["aesenv/web"] * len(answers), dtype=object),
+                     "reward_model": np.array([{"ground_truth": ""}] * len(answers), dtype=object),
+                     "extra_info": np.array(extra_infos, dtype=object)})
+
+
+@pytest.mark.slow
+async def test_reward_function_through_verls_reward_loop_worker(tiny_model):
+    from verl.experimental.reward_loop.reward_loop import RewardLoopWorker
+
+    task = load_tasks("builtin:web")[0]
+    page = await TemplatePolicy().generate(task)
+    info = {"task": task.model_dump_json(), "task_id": task.id}
+    cfg = composed("grpo_ar_single_turn", f"actor_rollout_ref.model.path={tiny_model}",
+                   "reward.custom_reward_function.reward_kwargs.deadline_s=60")
+    worker = RewardLoopWorker(cfg)
+    answers = [page, "Sorry, I cannot help with that.", page]
+    batch = reward_batch(worker.input_tokenizer, answers, [dict(info), dict(info), {"task_id": "no-task-json"}])
+    good, no_page, broken_row = await worker.compute_score_batch(batch)
+
+    keys = set(good["reward_extra_info"])
+    assert keys == set(no_page["reward_extra_info"]) == set(broken_row["reward_extra_info"])
+    assert {"score", "aes_reward_valid", "aes_static", "aes_static_applicable", "aes_static_infra"} <= keys
+    assert good["reward_score"] > no_page["reward_score"] and math.isfinite(no_page["reward_score"])
+    assert good["reward_extra_info"]["aes_reward_valid"] == 1.0 and 0 < good["reward_extra_info"]["aes_static"] <= 1
+    # A row we cannot score is masked (NaN, not 0) and counted, and it did not fail the batch.
+    assert math.isnan(broken_row["reward_score"]) and broken_row["reward_extra_info"]["aes_reward_valid"] == 0.0
+    assert broken_row["reward_extra_info"]["aes_static_infra"] == 1.0
+
+
+@pytest.mark.slow
+async def test_reward_function_deadline_masks_a_slow_sample():
+    from train.reward import compute_score
+
+    task = load_tasks("builtin:web")[0]
+    page = await TemplatePolicy().generate(task)
+    result = await compute_score("aesenv/web", page, "", {"task": task.model_dump_json()}, deadline_s=0.001)
+    assert result["aes_deadline_exceeded"] == 1.0 and result["aes_reward_valid"] == 0.0
+    assert math.isnan(result["score"]) and math.isnan(result["aes_static"])
+
+
+# -- estimators through veRL's advantage computation ---------------------------------------------
+
+def advantage_batch(scores: list[float], uids: list[str], channels: dict[str, list[float]]) -> DataProto:
+    mask = torch.tensor([[1, 1, 1, 0]] * len(scores), dtype=torch.float32)
+    rewards = torch.zeros_like(mask)
+    rewards[:, 2] = torch.tensor(scores)
+    non_tensors = {"uid": np.array(uids, dtype=object), "aes_reward_valid": np.array([float(math.isfinite(s)) for s in scores])}
+    non_tensors.update({k: np.array(v) for k, v in channels.items()})
+    return DataProto.from_dict(tensors={"token_level_rewards": rewards, "response_mask": mask}, non_tensors=non_tensors)
+
+
+def test_aes_grpo_through_verls_compute_advantage():
+    from verl.trainer.config import AlgoConfig
+    from verl.trainer.ppo.ray_trainer import compute_advantage
+
+    batch = advantage_batch([1.0, math.nan, 3.0, 5.0, 2.0, 2.0], ["a", "a", "a", "a", "b", "b"], {})
+    out = compute_advantage(batch, adv_estimator="aes_grpo", config=AlgoConfig(adv_estimator="aes_grpo"))
+    adv = out.batch["advantages"]
+    np.testing.assert_allclose(adv[:, 0].numpy(), [-1.0, 0.0, 0.0, 1.0, 0.0, 0.0], atol=1e-5)
+    assert torch.all(adv[:, 3] == 0) and torch.isfinite(adv).all()
+
+
+def test_masked_gdpo_through_verls_compute_advantage_on_the_legacy_path():
+    from verl.trainer.config import AlgoConfig
+    from verl.trainer.ppo.ray_trainer import compute_advantage
+
+    nan = math.nan
+    channels = {"aes_static": [0.2, 0.4, 0.9, nan], "aes_interactive": [nan, 1.0, 0.0, 0.5]}
+    batch = advantage_batch([10.0, 20.0, 30.0, 40.0], ["g"] * 4, channels)
+    config = AlgoConfig(adv_estimator="gdpo", gdpo_reward_keys=["aes_static", "aes_interactive"])
+    adv = compute_advantage(batch, adv_estimator="gdpo", config=config).batch["advantages"][:, 0].numpy()
+    static = (np.array([0.2, 0.4, 0.9]) - 0.5) / np.std([0.2, 0.4, 0.9], ddof=1)
+    inter = (np.array([1.0, 0.0, 0.5]) - 0.5) / np.std([1.0, 0.0, 0.5], ddof=1)
+    np.testing.assert_allclose(adv, [static[0], (static[1] + inter[0]) / 2, (static[2] + inter[1]) / 2, inter[2]],
+                               rtol=1e-4)
+
+
+# -- the refine agent loop through veRL's agent-loop worker --------------------------------------
+
+def final_record() -> dict:
+    channels = {"execution": ChannelResult(status=ChannelStatus.OK, score=1.0, raw=1.0),
+                "static": ChannelResult(status=ChannelStatus.OK, score=0.6, raw=60.0),
+                "interactive": ChannelResult.not_applicable("nothing to interact with")}
+    record = RewardRecord(task_id="t", category="Website", status="ok", reward=48.1, normalized=0.7,
+                          channels=channels, artifact={"kind": "html", "sha256": "0", "bytes": 1})
+    return record.model_dump(mode="json")
+
+
+class FakeRefineEnv:
+    """The refine-env contract: turn 1 renders (text + screenshot observation), turn 2 submits."""
+
+    tools = [{"type": "function", "function": {"name": "submit", "parameters": {"type": "object", "properties": {}}}}]
+    actions: list[str] = []
+
+    def __init__(self, tasks, pipeline=None):
+        self.turn = 0
+
+    async def reset(self, *, task=None, seed=None):
+        return [{"role": "system", "content": "You build pages."}, {"role": "user", "content": task.prompt}], {"potential": 0.0}
+
+    async def step(self, action):
+        self.actions.append(action)
+        self.turn += 1
+        if self.turn == 1:
+            png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+            obs = [{"role": "user", "content": [{"type": "text", "text": "the page rendered"},
+                                                {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{png}"}}]}]
+            return obs, 0.0, False, False, {"potential": 0.5, "delta_potential": 0.5}
+        return [], 48.1, True, False, {"potential": 0.8, "delta_potential": 0.3, "record": final_record(),
+                                       "reward_valid": True, "end": "submit"}
+
+    async def close(self):
+        pass
+
+
+class FakeLLM:
+    """veRL's LLM server client, answering scripted turns."""
+
+    def __init__(self, tokenizer, turns: list[str]):
+        self.tokenizer, self.turns, self.prompts = tokenizer, list(turns), []
+
+    async def generate(self, request_id, *, prompt_ids, sampling_params, **kwargs):
+        from verl.workers.rollout.replica import TokenOutput
+
+        self.prompts.append(list(prompt_ids))
+        text = self.turns[len(self.prompts) - 1]
+        ids = self.tokenizer.encode(text, add_special_tokens=False) + [self.tokenizer.eos_token_id]
+        return TokenOutput(token_ids=ids, log_probs=[-0.5] * len(ids), stop_reason="completed")
+
+
+@pytest.fixture
+def fake_env():
+    REFINE_ENVS.register("FakeRefine-v0")(FakeRefineEnv)
+    FakeRefineEnv.actions = []
+    yield FakeRefineEnv
+
+
+async def test_refine_agent_loop_through_verls_agent_loop_worker(tiny_model, fake_env):
+    from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
+    from verl.utils import hf_tokenizer
+
+    tokenizer = hf_tokenizer(tiny_model)
+    turns = ["render index.html", "submit the page"]
+    llm = FakeLLM(tokenizer, turns * 2)
+    cfg = composed("grpo_multi_turn", f"actor_rollout_ref.model.path={tiny_model}", "data.max_prompt_length=256",
+                   "data.max_response_length=256")
+    worker = AgentLoopWorker(cfg, llm_client=llm)
+    task = load_tasks("builtin:web")[0]
+    row = {"task": task.model_dump_json(), "env_id": "FakeRefine-v0", "task_id": task.id}
+    batch = DataProto.from_dict(non_tensors={
+        "raw_prompt": np.array([[{"role": "user", "content": task.prompt}]] * 2, dtype=object),
+        "agent_name": np.array([AGENT_NAME] * 2, dtype=object),
+        "extra_info": np.array([dict(row), dict(row)], dtype=object),
+        "data_source": np.array(["aesenv/web"] * 2, dtype=object),
+        "reward_model": np.array([{"ground_truth": ""}] * 2, dtype=object),
+        "uid": np.array(["u", "u"], dtype=object)})
+    out = await worker.generate_sequences(batch)
+
+    assert fake_env.actions[:2] == turns
+    policy_tokens = sum(len(tokenizer.encode(t, add_special_tokens=False)) + 1 for t in turns)
+    mask, responses = out.batch["response_mask"][0], out.batch["responses"][0]
+    assert int(mask.sum()) == policy_tokens  # every generated token, and nothing else, is the policy's
+    first_obs = mask.tolist().index(0)
+    observation = tokenizer.decode(responses[first_obs: first_obs + 20].tolist())
+    assert "the page rendered" in observation  # the env's text came back as unmasked context
+    # The second generate saw the first answer and the observation (one growing context).
+    assert llm.prompts[1][: len(llm.prompts[0])] == llm.prompts[0]
+    last = int(out.batch["attention_mask"][0, 256:].sum()) - 1
+    assert out.batch["rm_scores"][0, last].item() == pytest.approx(48.1)
+    assert out.non_tensor_batch["aes_static"][0] == pytest.approx(0.6)
+    assert math.isnan(out.non_tensor_batch["aes_interactive"][0])
+    assert out.non_tensor_batch["aes_interactive_applicable"][0] == 0.0
+    assert list(out.non_tensor_batch["potentials"][0]) == [0.0, 0.5, 0.8]
