@@ -135,8 +135,9 @@ def _cmd_score(args: argparse.Namespace) -> int:
     task = _task_from_args(args)
     judge_options = {key: value for key, value in (("base_url", args.judge_base_url), ("samples", args.judge_samples))
                      if value is not None}
+    channels = {"channels": args.channels.split(",")} if args.channels else {}
     config = PipelineConfig(judge=args.judge, judge_options=judge_options, reward=args.reward,
-                            render=RenderConfig(online=args.online), sandbox=args.sandbox)
+                            render=RenderConfig(online=args.online), sandbox=args.sandbox, **channels)
     raw = _read_page(args.page)
 
     async def go():
@@ -154,6 +155,8 @@ def _cmd_score(args: argparse.Namespace) -> int:
         print(f"task {record.task_id} ({record.category}) status={record.status}"
               + (f" failure={record.failure}" if record.failure else ""))
         print(f"reward (paper) = {record.reward}   normalized = {record.normalized}")
+        if record.aescode:
+            print("aescode: " + "   ".join(f"{name} = {value}" for name, value in record.aescode.items()))
         for name, c in record.channels.items():
             note = c.payload.get("rationale") or c.payload.get("reason") or ""
             print(f"  {name:<12} {c.status.value:<15} raw={c.raw} score={c.score} {note}")
@@ -287,7 +290,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "key from OPENAI_API_KEY, endpoint from OPENAI_BASE_URL)")
     p.add_argument("--judge-base-url", help="OpenAI-compatible endpoint for openai:<model> (e.g. a vLLM server)")
     p.add_argument("--judge-samples", type=int, help="ask the VLM judge k times and take the median (e.g. 3)")
-    p.add_argument("--reward", default="paper", choices=["paper", "normalized"])
+    p.add_argument("--reward", default="paper", choices=["paper", "normalized", "aescode"])
+    p.add_argument("--channels", help="comma-separated reward channels (default: execution,static,interactive; "
+                   "AesCode: execution,text,boundary,chart,table,layout,whitespace,checklist)")
     p.add_argument("--screenshot", help="also write the full-page screenshot (or a plot's first figure) here")
     p.add_argument("--sandbox", default="local", choices=["local", "docker"], help="where plot scripts run")
     p.add_argument("--json", action="store_true")

@@ -38,7 +38,7 @@ WHITESPACE_PASS = 0.80
 # artboard and one filled edge to edge both fail), and how fast the score falls outside it.
 OCCUPANCY_BAND = (0.15, 0.85)
 BAND_SOFTNESS = 0.25
-_CACHE_SIZE = 256
+_CACHE_SIZE = 64  # renderings keep their screenshots
 
 
 def canvas_size(task: Task, rendering: Rendering) -> tuple[int, int]:
@@ -47,19 +47,19 @@ def canvas_size(task: Task, rendering: Rendering) -> tuple[int, int]:
 
 class ReferenceRenderings:
     """Renderings of reference pages, one render per (page, canvas), shared by the channels of
-    one renderer. A reference that fails to render is remembered as that failure."""
+    one renderer. A reference the page's own fault broke is remembered as such; one our side
+    failed to render is tried again by the next sample."""
 
     _by_renderer: "weakref.WeakKeyDictionary[Renderer, ReferenceRenderings]" = weakref.WeakKeyDictionary()
 
-    def __init__(self, renderer: Renderer) -> None:
-        self.renderer = renderer
+    def __init__(self) -> None:
         self._done: OrderedDict[str, Rendering] = OrderedDict()
         self._locks: dict[str, asyncio.Lock] = {}
 
     @classmethod
     def of(cls, renderer: Renderer) -> "ReferenceRenderings":
         if renderer not in cls._by_renderer:
-            cls._by_renderer[renderer] = cls(renderer)
+            cls._by_renderer[renderer] = cls()
         return cls._by_renderer[renderer]
 
     @staticmethod
@@ -69,18 +69,21 @@ class ReferenceRenderings:
         canvas = f"{task.canvas.width}x{task.canvas.height}" if task.canvas else "page"
         return hashlib.sha256(f"{canvas}\n{task.reference_html}".encode()).hexdigest()
 
-    async def prepare(self, task: Task) -> None:
+    def _ready(self, key: str) -> bool:
+        return key in self._done and self._done[key].status is not RenderStatus.INFRA_ERROR
+
+    async def prepare(self, task: Task, renderer: Renderer) -> None:
         key = self.key(task)
-        if key is None or key in self._done:
+        if key is None or self._ready(key):
             return
         async with self._locks.setdefault(key, asyncio.Lock()):
-            if key in self._done:
+            if self._ready(key):
                 return
             viewport = (task.canvas.width, task.canvas.height) if task.canvas else None
-            self._done[key] = await self.renderer.render(task.reference_html, viewport=viewport)
+            self._done[key] = await renderer.render(task.reference_html, viewport=viewport)
             while len(self._done) > _CACHE_SIZE:
                 self._done.popitem(last=False)
-            self._locks.pop(key, None)
+        self._locks.pop(key, None)  # a late waiter holds its own reference; at worst it renders twice
 
     def get(self, task: Task) -> Rendering | None:
         key = self.key(task)
@@ -89,13 +92,14 @@ class ReferenceRenderings:
 
 class ReferenceChannel(VerifierChannel):
     def __init__(self, renderer: Renderer, **_: object) -> None:
+        self.renderer = renderer
         self.references = ReferenceRenderings.of(renderer)
 
     async def prepare(self, task: Task) -> None:
         """Render the task's reference ahead of the page (never raises: a failed reference is
         reported by `score` as our own failure)."""
         try:
-            await self.references.prepare(task)
+            await self.references.prepare(task, self.renderer)
         except Exception:  # noqa: BLE001 - reported per sample as infra_error by `reference()`
             pass
 
