@@ -53,7 +53,7 @@ async def run_bench(steps: int, warmup: int = 2) -> dict:
         for i in range(warmup + steps):
             old, new = MARKERS[i % 2], MARKERS[(i + 1) % 2]
             t = time.perf_counter()
-            obs, *_, info = await env.step(_calls(("edit_file", {"path": "index.html", "old": old, "new": new}),
+            *_, info = await env.step(_calls(("edit_file", {"path": "index.html", "old": old, "new": new}),
                                                   ("render", {})))
             elapsed = (time.perf_counter() - t) * 1000
             if not all(r["ok"] for r in info["tool_results"]):

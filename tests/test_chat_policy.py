@@ -138,5 +138,5 @@ async def test_hf_policy_drives_an_episode_step(tmp_path, pipeline):
     reply = await policy.act(messages + [{"role": "user", "content": [{"type": "text", "text": "x"},
                                                                       {"type": "image_url", "image_url": {"url": "data:,"}}]}])
     assert reply["role"] == "assistant" and isinstance(reply["content"], str)
-    obs, reward, terminated, truncated, info = await env.step(reply)
+    *_, truncated, info = await env.step(reply)
     assert truncated and info["end"] == "max_turns" and info["reward_valid"]  # random text: an invalid action, scored

@@ -130,6 +130,22 @@ async def test_render_shows_the_error_and_potential_carries_forward(web_env):
     assert info["potential"] > buggy_phi and info["delta_potential"] == pytest.approx(info["potential"] - buggy_phi)
 
 
+async def test_potential_is_the_share_of_requirements_met_and_is_remeasured_at_the_end(pipeline):
+    task = Task(id="req", prompt=TASK.prompt, requirements=[{"type": "text_exact", "text": "Corner Cafe"},
+                                                            {"type": "text_exact", "text": "Open daily"}])
+    env = AsyncAesWebRefineEnv([task], pipeline=pipeline)
+    await env.reset(task="req")
+    await env.step({"name": "write_file", "arguments": {"path": "index.html", "content": BUGGY}})
+    _, _, _, _, info = await env.step({"name": "render", "arguments": {}})
+    assert info["potential"] == 0.0  # the page threw before writing any text
+    await env.step({"name": "edit_file", "arguments": {"path": "index.html", "old": "documnet", "new": "document"}})
+    _, _, _, _, info = await env.step({"name": "render", "arguments": {}})
+    assert info["potential"] == 0.5 and info["delta_potential"] == 0.5
+    await env.step({"name": "edit_file", "arguments": {"path": "index.html", "old": "Open every day", "new": "Open daily"}})
+    _, reward, terminated, _, info = await env.step({"name": "submit", "arguments": {}})
+    assert terminated and info["potential"] == 1.0 and info["delta_potential"] == 0.5  # edited after the last render
+
+
 async def test_multi_file_pages_render_from_the_workspace(web_env):
     await web_env.reset(task="cafe")
     page = '<!doctype html><html><head><link rel="stylesheet" href="css/site.css"></head><body><h1>Hi</h1><script src="app.js"></script></body></html>'

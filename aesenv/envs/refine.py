@@ -12,9 +12,10 @@ ends (submit, or a budget), then the workspace goes through `RewardPipeline.scor
 single-turn answer: NaN with `info["reward_valid"]` False when our infrastructure failed.
 
 Per-step potential Φ (for credit assignment): after each render, the fraction of the task's
-checkable requirements the rendering satisfies (`aesenv.verifiers.requirement_potential`, when
-that module is installed and the task has requirements), otherwise the structural score below;
-carried forward between renders, with ΔΦ, in `info`. The final scoring render sets the last Φ.
+checkable requirements the rendering satisfies (`aesenv.verifiers.requirement_potential`, read
+on the open page so charts and tables count), otherwise (no requirements) the structural score
+below; carried forward between renders, with ΔΦ, in `info`. If the workspace changed after the
+last render, Φ is measured once more when the episode ends.
 
 Structural score (tasks without requirements), the mean of checks in [0, 1]:
 - web: it rendered (status ok); no page/console errors (1/(1+n)); visible text (chars/400,
@@ -24,6 +25,7 @@ Structural score (tasks without requirements), the mean of checks in [0, 1]:
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import Awaitable, Callable
@@ -42,10 +44,11 @@ from aesenv.envs.tools import (TOOLS, ActionError, ToolCall, ToolError, Workspac
 from aesenv.judges.client import image_part
 from aesenv.plots.plotly_png import with_plotly_pngs
 from aesenv.plots.prompt import plot_request
-from aesenv.render import Rendering, RenderStatus, RequestOutcome
+from aesenv.render import LivePage, Rendering, RenderStatus, RequestOutcome
 from aesenv.rewards import PipelineConfig, RewardPipeline
 from aesenv.sandbox import PlotRun, RunStatus, SandboxLimits
 from aesenv.tasks import Task
+from aesenv.verifiers import requirement_potential
 
 __all__ = ["REFINE_ENVS", "AesPlotRefineEnv", "AesWebRefineEnv", "AsyncAesPlotRefineEnv", "AsyncAesWebRefineEnv",
            "AsyncRefineEnv", "RefineBudget", "parse_text_action", "structural_score", "task_request"]
@@ -128,6 +131,7 @@ class AsyncRefineEnv(AsyncAesEnv):
         self.last_image: bytes | None = None  # the latest screenshot or figure, for `render()`
         self._turn = 0
         self._potential = 0.0
+        self._measured: str | None = None  # the workspace fingerprint Φ was last measured on
         self._started = 0.0
         self._done = True
         self._handlers: dict[str, Callable[[ToolCall], Awaitable[Outcome]]] = {
@@ -146,7 +150,7 @@ class AsyncRefineEnv(AsyncAesEnv):
         chosen = self.pick(np.random.default_rng(seed), None if task is None else {"task": task})
         self.task, self.last, self.last_image = chosen, None, None
         self.workspace = Workspace(self.initial_files(chosen))
-        self._turn, self._potential, self._done = 0, 0.0, False
+        self._turn, self._potential, self._measured, self._done = 0, 0.0, None, False
         self._started = time.monotonic()
         return self.first_turn(chosen), {"task_id": chosen.id, "task": chosen.model_dump(mode="json"),
                                          "potential": 0.0, "tools": [t["function"]["name"] for t in self.tools]}
@@ -223,28 +227,23 @@ class AsyncRefineEnv(AsyncAesEnv):
         return Outcome(call, "Submitted.")
 
     async def _render(self, call: ToolCall) -> Outcome:
-        raise NotImplementedError
+        text, images = await self._look()
+        self._measured = self.workspace.fingerprint()
+        return Outcome(call, text, images=images)
 
-    async def _potential_of(self, rendering: Rendering) -> float:
-        try:
-            from aesenv.verifiers import requirement_potential
-        except ImportError:
-            return structural_score(rendering)
-        value = await requirement_potential(self.task, rendering, None) if self.task.requirements else None
-        return structural_score(rendering) if value is None else round(float(value), 4)
+    async def _look(self) -> tuple[str, list[bytes]]:
+        """Render the workspace; set Φ and `last_image`; describe the result for the policy."""
+        raise NotImplementedError
 
     async def _final_score(self) -> tuple[float, dict[str, Any]]:
         """The workspace through the one pipeline, like a single-turn answer."""
         entry = self.workspace.files.get(self.entry, b"")
         others = {p: b for p, b in self.workspace.files.items() if p != self.entry}
+        if self._measured != self.workspace.fingerprint() and self.entry in self.workspace.files:
+            with contextlib.suppress(ToolError):  # our render failed: Φ stays carried forward
+                await self._look()
         scored = await self.pipeline.score(self.task, entry, files=others)
         self.last = scored
-        if scored.rendering is not None:
-            self._potential = await self._potential_of(scored.rendering)
-            self.last_image = scored.rendering.viewport_png
-        elif scored.plot is not None:
-            self._potential = plot_structural_score(scored.plot)
-            self.last_image = scored.picture
         value = scored.record.selected_reward
         return (math.nan if value is None else float(value)), {
             "record": deterministic_view(scored.record), "status": scored.record.status,
@@ -274,17 +273,24 @@ class AsyncAesWebRefineEnv(AsyncRefineEnv):
     default_tasks = "builtin:web"
     entry = "index.html"
 
-    async def _render(self, call: ToolCall) -> Outcome:
+    async def _look(self) -> tuple[str, list[bytes]]:
         html = self.workspace.read(self.entry)
-        others = {p: b for p, b in self.workspace.files.items() if p != self.entry}
-        viewport = (self.task.canvas.width, self.task.canvas.height) if self.task.canvas else None
-        rendering = await self.pipeline.renderer.render(html, files=others, entry=self.entry,
-                                                        **({"viewport": viewport} if viewport else {}))
+        site = {"files": {p: b for p, b in self.workspace.files.items() if p != self.entry}, "entry": self.entry,
+                "viewport": (self.task.canvas.width, self.task.canvas.height) if self.task.canvas else None}
+        if self.task.requirements or self.task.canvas:  # charts and tables are read from the open page
+            async with self.pipeline.renderer.session(html, **site) as (rendering, live):
+                potential = await self._potential_of(rendering, live)
+        else:
+            rendering = await self.pipeline.renderer.render(html, **site)
+            potential = structural_score(rendering)
         if rendering.status is RenderStatus.INFRA_ERROR:
             raise ToolError(f"the renderer failed on our side ({rendering.error}); try again")
-        self._potential = await self._potential_of(rendering)
-        self.last_image = rendering.viewport_png
-        return Outcome(call, _describe_rendering(rendering), images=[rendering.viewport_png] if rendering.viewport_png else [])
+        self._potential, self.last_image = potential, rendering.viewport_png
+        return _describe_rendering(rendering), [rendering.viewport_png] if rendering.viewport_png else []
+
+    async def _potential_of(self, rendering: Rendering, live: LivePage | None) -> float:
+        value = await requirement_potential(self.task, rendering, live)
+        return structural_score(rendering) if value is None else round(float(value), 4)
 
 
 def _describe_rendering(r: Rendering) -> str:
@@ -314,7 +320,7 @@ class AsyncAesPlotRefineEnv(AsyncRefineEnv):
     def initial_files(self, task: Task) -> dict[str, bytes]:
         return {name: data.encode("utf-8") for name, data in task.data_files.items()}
 
-    async def _render(self, call: ToolCall) -> Outcome:
+    async def _look(self) -> tuple[str, list[bytes]]:
         code = self.workspace.read(self.entry)
         run = await self.pipeline.sandbox.run_plot(code, dict(self.workspace.files))
         if run.status is RunStatus.INFRA_ERROR:
@@ -327,7 +333,7 @@ class AsyncAesPlotRefineEnv(AsyncRefineEnv):
                  f"figures: {len(run.figures)} ({', '.join(f.name for f in run.figures) or 'none'})",
                  f"traceback:\n{run.traceback}" if run.traceback else "no traceback",
                  f"stdout:\n{run.stdout}" if run.stdout else "", f"stderr:\n{run.stderr}" if run.stderr else ""]
-        return Outcome(call, "\n".join(line for line in lines if line), images=pictures)
+        return "\n".join(line for line in lines if line), pictures
 
 
 def as_text(messages: list[dict]) -> str:

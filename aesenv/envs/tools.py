@@ -18,6 +18,7 @@ Anything unusable is an `ActionError` that the env shows the policy, never an ex
 
 from __future__ import annotations
 
+import hashlib
 import json
 import posixpath
 import re
@@ -191,6 +192,13 @@ class Workspace:
     """The episode's files, kept by the env between steps (the sandbox gets a copy per run)."""
 
     files: dict[str, bytes] = field(default_factory=dict)
+
+    def fingerprint(self) -> str:
+        """Changes whenever any file's path or content does."""
+        digest = hashlib.sha256()
+        for path, data in sorted(self.files.items()):
+            digest.update(hashlib.sha256(path.encode()).digest() + hashlib.sha256(data).digest())
+        return digest.hexdigest()
 
     def listing(self) -> str:
         return ", ".join(f"{p} ({len(b)} B)" for p, b in sorted(self.files.items())) or "(empty)"
