@@ -13,7 +13,7 @@ from aesenv.judges.client import ChatClient, ClientConfig
 from aesenv.render.models import PageMetrics, Rendering, RenderStatus
 from aesenv.rewards import ChannelStatus, Evidence
 from aesenv.rewards.aggregate import aescode_scores
-from aesenv.tasks import Task
+from aesenv.tasks import Task, TextExact
 from aesenv.verifiers.checklist import ChecklistChannel
 
 TASK = Task(id="poster", prompt="A poster.", canvas={"width": 600, "height": 800}, checklist=[
@@ -100,3 +100,29 @@ async def test_masked_offline_or_without_checklist_and_nothing_rendered_fails(ch
     assert no_page.status is ChannelStatus.FAILED and no_page.score == 0
     lost = await channel.score(Evidence(TASK, ARTIFACT, Rendering(status=RenderStatus.INFRA_ERROR)))
     assert lost.status is ChannelStatus.INFRA_ERROR
+
+
+async def test_the_pipeline_runs_the_checklist_with_its_vlm_judge(openai_server, monkeypatch, renderer):
+    from aesenv.rewards import PipelineConfig, RewardPipeline
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-checklist-test-000000")
+    openai_server.default = lambda req: answers(*[(i, "yes", "visible") for i in range(1, 5)])
+    config = PipelineConfig(channels=["text", "checklist"], reward="aescode", judge="openai:test-model",
+                            judge_options={"base_url": openai_server.url, "cache_dir": None})
+    task = TASK.model_copy(update={"requirements": (TextExact(text="Poster"),)})
+    pipeline = RewardPipeline(config, renderer=renderer)
+    try:
+        record = (await pipeline.score(task, ARTIFACT.code)).record
+    finally:
+        await pipeline.linter.close()
+        await pipeline.judge.close()
+    assert record.channels["checklist"].score == 1.0 and len(openai_server.completions) == 3
+    assert record.aescode == {"rule": 1.0, "visual": 1.0, "overall": 1.0}
+    assert record.selected_reward == 1.0 and record.rendering is not None
+    assert json_round_trip(record)["aescode"]["overall"] == 1.0
+
+
+def json_round_trip(record) -> dict:
+    import json
+
+    return json.loads(record.model_dump_json())

@@ -17,7 +17,7 @@ from aesenv.tasks import Canvas, ChartData, TableData, Task, TextExact, load_tas
 from aesenv.verifiers import requirement_potential
 from aesenv.verifiers.channels import BoundaryChannel, TextChannel
 from aesenv.verifiers.checks import check_boundary, check_charts, check_tables, check_text
-from aesenv.verifiers.reference import OCCUPANCY_BAND, WhitespaceChannel, match_blocks, occupancy
+from aesenv.verifiers.reference import OCCUPANCY_BAND, LayoutChannel, WhitespaceChannel, match_blocks, occupancy
 from benchmarks import aescode_suite
 from benchmarks.verifier_matrix import CHANNELS, matrix, pages_for, score_pages
 
@@ -264,3 +264,11 @@ async def test_whitespace_without_reference_wants_the_canvas_neither_empty_nor_f
     assert empty.payload["occupied_share"]["32"] == 0 < OCCUPANCY_BAND[0]
     half = await channel.score(Evidence(task, artifact, rendering(png=png_with_box(box=(0, 0, 800, 300)))))
     assert half.status is ChannelStatus.OK and half.score == 1.0
+
+
+async def test_a_reference_that_was_never_rendered_is_our_failure(renderer, suite):
+    task = suite["aescode-dashboard-sales"].model_copy(update={"reference_html": "<p>never prepared</p>"})
+    evidence = Evidence(task, extract_artifact(pages_for(task)["correct"]), rendering("x", png=png_with_box()))
+    for channel in (LayoutChannel(renderer=renderer), WhitespaceChannel(renderer=renderer)):
+        result = await channel.score(evidence)
+        assert result.status is ChannelStatus.INFRA_ERROR and "reference" in result.payload["reason"]
