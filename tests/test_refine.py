@@ -240,3 +240,34 @@ async def test_scripted_model_fixes_a_js_bug_and_beats_its_first_draft(openai_se
     assert page.count('src="data:image/png;base64,') == len(images)  # self-contained: the images are inlined
     stored = json.loads((tmp_path / "trajectory.json").read_text())
     assert stored["reward"] == trajectory.reward and not math.isnan(stored["steps"][-1]["reward"])
+
+
+@pytest.mark.slow
+async def test_plot_episode_run_tool_and_repair_of_a_traceback(pipeline):
+    from policies.repair import RepairPolicy
+
+    task = Task(id="p", kind="plot", prompt="Bar chart of sales by region", data_files={"data.csv": "region,sales\nN,3\nS,5\n"})
+    env = AsyncAesPlotRefineEnv([task], pipeline=pipeline)
+    await env.reset(task="p")
+    obs, *_, info = await env.step({"name": "run", "arguments": {"command": "wc -l < data.csv > lines.txt; echo made"}})
+    assert "made" in obs[0]["content"] and env.workspace.read("lines.txt").strip() == "3"
+    script = ("import pandas as pd\nimport matplotlib.pyplot as plt\ndf = pd.read_csv('data.csv')\n"
+              "fig, ax = plt.subplots()\nax.bar(df['region'], df['sales'])\nax.set_title('Sales by region')\npltt.tight_layout()\n")
+    await env.step({"name": "write_file", "arguments": {"path": "main.py", "content": script}})
+    render = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "r", "type": "function", "function": {"name": "render", "arguments": "{}"}}]}
+    obs, *_, info = await env.step(render)
+    assert "NameError" in obs[0]["content"] and obs[1]["content"][1]["type"] == "image_url"  # traceback and figure
+    broken_phi = info["potential"]
+    messages = [*env.first_turn(task), render, *obs]
+    repair = RepairPolicy()
+    view = await repair.act(messages)
+    obs, *_ = await env.step(view)
+    messages += [view, *obs]
+    edit = await repair.act(messages)
+    assert json.loads(edit["tool_calls"][0]["function"]["arguments"])["new"] == "plt.tight_layout()"
+    await env.step(edit)
+    obs, *_, info = await env.step({"name": "render", "arguments": {}})
+    assert info["potential"] > broken_phi and obs[-1]["content"][1]["type"] == "image_url"
+    _, reward, terminated, _, info = await env.step({"name": "submit", "arguments": {}})
+    assert terminated and info["reward_valid"] and reward > 0 and info["record"]["failure"] == ""
