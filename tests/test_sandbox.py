@@ -194,6 +194,21 @@ async def test_script_cannot_kill_its_worker(sandbox):
     assert again.status is RunStatus.OK and again.stdout == "next\n"
 
 
+async def test_script_cannot_forge_an_infra_error(sandbox):
+    code = (
+        "import os\n"
+        "forged = b'{\"status\": \"infra_error\", \"reason\": \"not me\", \"figures\": []}'\n"
+        "for fd in range(3, 32):\n"
+        "    try:\n"
+        "        os.write(fd, forged)\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "os._exit(0)\n"
+    )
+    run = await sandbox.run_plot(code, {}, QUICK)
+    assert run.status is RunStatus.ERROR and "result channel" in run.reason
+
+
 async def test_fork_bomb_is_contained(sandbox):
     code = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n"
     run = await sandbox.run_plot(code, {}, SandboxLimits(timeout_s=3, max_procs=32))

@@ -406,15 +406,14 @@ class Worker:
                 return {"status": "killed", "reason": f"cpu time limit of {limits['cpu_s']} s reached"}
             if sig == signal.SIGKILL:
                 return {"status": "killed", "reason": "killed (cpu time or memory limit)"}
-            return {"status": "killed", "reason": f"killed by signal {signal.Signals(sig).name}"}
+            return {"status": "error", "reason": f"crashed with signal {signal.Signals(sig).name}"}
         if job["kind"] == "command":
             return {"status": "ok" if code == 0 else "error", "exit_code": code,
                     "reason": "" if code == 0 else f"exit code {code}"}
-        try:
-            return json.loads(raw) if raw else {"status": "ok" if code == 0 else "error",
-                                                "reason": "the script ended the process itself" if code == 0 else f"exit code {code}"}
-        except ValueError:
-            return {"status": "error", "reason": "the script wrote over its result channel"}
+        if not raw:
+            return {"status": "ok" if code == 0 else "error",
+                    "reason": "the script ended the process itself" if code == 0 else f"exit code {code}"}
+        return child_result(raw)
 
     def kill_all(self) -> None:
         """Kill and reap every process but ourselves (jobs and anything they left behind)."""
@@ -455,6 +454,36 @@ class Worker:
                         os.unlink(entry.path)
                     except OSError:
                         pass
+
+
+def child_result(raw: bytes) -> dict:
+    """The child's report, checked: it shares a process with the user's code, so it can claim a
+    user-side status (ok, error, killed) and carry figures, never an infra error or a timeout."""
+    forged = {"status": "error", "reason": "the script wrote over its result channel"}
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return forged
+    if not isinstance(data, dict) or data.get("status") not in ("ok", "error", "killed"):
+        return forged
+    figures = data.get("figures")
+    if not isinstance(figures, list) or not all(valid_figure(f) for f in figures):
+        return forged
+    return {"status": data["status"], "reason": str(data.get("reason", ""))[:300],
+            "traceback": str(data.get("traceback", "")), "figures": figures}
+
+
+def valid_figure(figure: object) -> bool:
+    if not (isinstance(figure, dict) and set(figure) <= {"name", "kind", "png", "plotly_json", "meta"}
+            and isinstance(figure.get("name"), str) and figure.get("kind") in ("matplotlib", "plotly")
+            and isinstance(figure.get("meta", {}), dict)
+            and all(isinstance(figure.get(k), (str, type(None))) for k in ("png", "plotly_json"))):
+        return False
+    try:
+        base64.b64decode(figure.get("png") or "", validate=True)
+    except ValueError:
+        return False
+    return True
 
 
 def children() -> list[int]:
