@@ -272,3 +272,30 @@ async def test_a_reference_that_was_never_rendered_is_our_failure(renderer, suit
     for channel in (LayoutChannel(renderer=renderer), WhitespaceChannel(renderer=renderer)):
         result = await channel.score(evidence)
         assert result.status is ChannelStatus.INFRA_ERROR and "reference" in result.payload["reason"]
+
+
+ECHARTS = '<script src="https://cdn.jsdelivr.net/npm/echarts@5/dist/echarts.min.js"></script>'
+BOX = '<div id="c" style="width:600px;height:400px{}"></div>'
+
+
+@pytest.mark.parametrize("body, passes", [
+    (BOX.format("") + ECHARTS + "<script>echarts.init(document.getElementById('c')).setOption({animation:false,"
+     "dataset:{source:[['quarter','Revenue','Cost'],['Q1',4,3],['Q2',5,3.5]]},xAxis:{type:'category'},yAxis:{},"
+     "series:[{type:'bar'},{type:'bar'}]});</script>", True),
+    (BOX.format("") + ECHARTS + "<script>echarts.init(document.getElementById('c')).setOption({animation:false,"
+     "xAxis:{data:['Q1','Q2']},yAxis:{},series:[{type:'bar',name:'Revenue',data:[4,5]},"
+     "{type:'bar',name:'Cost',data:[{value:3},{value:3.5}]}]});</script>", True),
+    (BOX.format(";display:none") + ECHARTS + "<script>echarts.init(document.getElementById('c')).setOption({"
+     "xAxis:{data:['Q1','Q2']},yAxis:{},series:[{type:'bar',name:'Revenue',data:[4,5]},"
+     "{type:'bar',name:'Cost',data:[3,3.5]}]});</script>", False),  # never drawn
+    ('<div id="c" _echarts_instance_="1"><img alt="chart" src="chart.png"></div><script>window.echarts = '
+     "{getInstanceByDom: () => ({getOption: () => ({xAxis: [{data: ['Q1','Q2']}], series: [{type: 'bar', "
+     "name: 'Revenue', data: [4, 5]}, {type: 'bar', name: 'Cost', data: [3, 3.5]}]})})};</script>", False),  # a shim
+])
+async def test_charts_are_read_from_live_instances_that_drew_something(renderer, body, passes):
+    from aesenv.verifiers.probes import read_charts
+
+    required = [ChartData(chart="bar", labels=["Q1", "Q2"], series={"Revenue": [4, 5], "Cost": [3, 3.5]})]
+    async with renderer.session(f"<!DOCTYPE html><html><body>{body}</body></html>") as (_, live):
+        found = await read_charts(live)
+    assert check_charts(required, found["charts"]).passed is passes
