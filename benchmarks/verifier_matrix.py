@@ -21,9 +21,11 @@ from typing import Any
 
 from aesenv.rewards import PipelineConfig, RewardPipeline
 from aesenv.tasks import Task, load_tasks
+from aesenv.verifiers import AESCODE_CHANNELS
 from benchmarks.aescode_suite import PAGES_DIR, VARIANTS
 
-CHANNELS = ["execution", "text", "boundary", "chart", "table", "layout", "whitespace"]
+# The deterministic channels (the checklist needs a VLM and is masked offline).
+CHANNELS = [c for c in AESCODE_CHANNELS if c != "checklist"]
 
 
 def pages_for(task: Task) -> dict[str, str]:

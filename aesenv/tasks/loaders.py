@@ -88,7 +88,8 @@ def load_pandasplotbench(path: str) -> list[Task]:
 
 @register_loader("builtin")
 def load_builtin(name: str) -> list[Task]:
-    """A suite shipped inside the package (`builtin:web`, `builtin:plot`)."""
+    """A suite shipped inside the package (`builtin:web`, `builtin:plot`, `builtin:aescode`: the
+    requirement-bearing artboard tasks the AesCode verifiers check)."""
     name = name or "web"
     ref = resources.files("aesenv.tasks") / "builtin" / f"{name}.jsonl"
     if not ref.is_file():
