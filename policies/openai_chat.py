@@ -3,7 +3,8 @@
 Single-turn it answers the task's prompt (`generate`); in a refine episode it is an agent
 (`act`): the conversation so far in, one assistant message out, with native tool calls
 (`tool_mode="native"`, the tools' schemas sent as `tools`) or the text form written in the
-message (`tool_mode="text"`, for servers and models without tool calling). Transport, retries,
+message (`tool_mode="text"`, for servers and models without tool calling). Only the latest
+`keep_images` screenshots are sent each turn (0 for text-only models). Transport, retries,
 backoff, rate limits and token accounting are the judge client's (`ChatClient.complete_chat`).
 """
 
@@ -19,14 +20,25 @@ from policies.base import register_policy
 ToolMode = Literal["native", "text"]
 
 
-def without_images(messages: list[dict]) -> list[dict]:
-    """The conversation for a text-only model: image parts become a short note."""
+def without_images(messages: list[dict], keep_last: int = 0) -> list[dict]:
+    """The conversation with all but the last `keep_last` images replaced by a short note: a
+    text-only model sees none, a VLM the recent screens (earlier ones cost tokens every turn)."""
+    budget = keep_last
     out = []
-    for m in messages:
+    for m in reversed(messages):
         content = m.get("content")
-        if isinstance(content, list):
-            content = "\n".join(p.get("text", "") if p.get("type") == "text" else "[image omitted]" for p in content)
+        if isinstance(content, list) and any(p.get("type") != "text" for p in content):
+            parts = []
+            for part in reversed(content):
+                if part.get("type") == "text" or budget > 0:
+                    budget -= part.get("type") != "text"
+                    parts.append(part)
+                else:
+                    parts.append({"type": "text", "text": "[image omitted]"})
+            parts.reverse()
+            content = parts if any(p.get("type") != "text" for p in parts) else "\n".join(p["text"] for p in parts)
         out.append({**m, "content": content})
+    out.reverse()
     return out
 
 
@@ -34,14 +46,14 @@ def without_images(messages: list[dict]) -> list[dict]:
 class OpenAIChatPolicy:
     """`openai:<model>`; the endpoint is `OPENAI_BASE_URL` (or `base_url=`), the key `OPENAI_API_KEY`."""
 
-    def __init__(self, model: str = "", *, tool_mode: ToolMode = "native", images: bool = True,
+    def __init__(self, model: str = "", *, tool_mode: ToolMode = "native", keep_images: int = 3,
                  **client_options: Any) -> None:
         if not model:
             raise ValueError("the openai policy needs a model: openai:<model>")
         options = {"max_tokens": 8192, "cache_dir": None, **client_options}
         self.client = ChatClient(ClientConfig(model=model, **options))
         self.tool_mode = tool_mode
-        self.images = images
+        self.keep_images = keep_images  # the most recent images sent each turn; 0 for text-only models
         self.name = f"openai:{model}"
 
     @property
@@ -54,7 +66,7 @@ class OpenAIChatPolicy:
         return reply.get("content") or ""
 
     async def act(self, messages: list[dict], tools: list[dict] | None = None) -> dict:
-        sent = messages if self.images else without_images(messages)
+        sent = without_images(messages, self.keep_images)
         reply, _ = await self.client.complete_chat(sent, tools=tools if self.tool_mode == "native" else None)
         return reply
 

@@ -41,7 +41,7 @@ async def test_native_tool_calls_round_trip(openai_server):
 
 async def test_text_mode_sends_no_tools_and_can_drop_images(openai_server):
     openai_server.script('<tool_call name="submit"></tool_call>')
-    policy = _policy(openai_server, tool_mode="text", images=False)
+    policy = _policy(openai_server, tool_mode="text", keep_images=0)
     image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
     reply = await policy.act([{"role": "user", "content": [{"type": "text", "text": "look"}, image]}], TOOLS)
     request = openai_server.completions[0]
@@ -66,6 +66,17 @@ async def test_single_turn_generate_sends_the_task_prompt(openai_server):
     assert "<p>hi</p>" in await policy.generate(TASK)
     assert openai_server.completions[0].messages == [{"role": "user", "content": TASK.prompt}]
     await policy.close()
+
+
+def test_only_the_latest_images_are_kept():
+    def shot(i):
+        return {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{i}"}}
+
+    messages = [{"role": "user", "content": [{"type": "text", "text": f"turn {i}"}, shot(i)]} for i in range(4)]
+    kept = without_images(messages, keep_last=2)
+    assert [m["content"] for m in kept[:2]] == ["turn 0\n[image omitted]", "turn 1\n[image omitted]"]
+    assert [m["content"][1]["image_url"]["url"][-1] for m in kept[2:]] == ["2", "3"]
+    assert messages[0]["content"][1]["type"] == "image_url"  # the caller's conversation is untouched
 
 
 def test_policies_are_agents_from_the_registry():
