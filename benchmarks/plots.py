@@ -8,9 +8,11 @@ ways in one process, interleaved script by script so machine load hits every way
 
 Every way draws, encodes each figure as PNG and describes it with figure_meta, as a plot episode
 does. Targets (issue 5): warm within 1.2x of in-process and at least 3x faster than cold.
-The docker image carries Debian's plotting libraries, not this venv's, so its drawing time differs
-for that reason too; `channel_median_ms` (host wall time minus the worker's own time) isolates what
-each backend's transport adds.
+Wall-clock ratios on a shared, loaded machine are noisy; `cpu_median_ms` (the job process's CPU
+time; for in-process, this process's) gives a load-independent view of the same cost, and
+`channel_median_ms` (host wall time minus the worker's own) isolates what each backend's transport
+adds. The docker image has the same library versions as this environment (see
+aesenv.sandbox.image) but Debian's python3 build, which may draw at a different speed.
 
     python -m benchmarks.plots --out runs/bench-plots [--rounds 5]
 
@@ -78,10 +80,10 @@ def run_cold(code: str, workdir: Path) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-def run_in_process(code: str, workdir: Path, describe) -> float:
+def run_in_process(code: str, workdir: Path, describe, cpu: list[float]) -> float:
     import matplotlib.pyplot as plt
 
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     cwd = os.getcwd()
     os.chdir(workdir)
     try:
@@ -93,17 +95,20 @@ def run_in_process(code: str, workdir: Path, describe) -> float:
     finally:
         plt.close("all")
         os.chdir(cwd)
+    cpu.append((time.process_time() - cpu_started) * 1000)
     return (time.perf_counter() - started) * 1000
 
 
-async def run_sandbox(sandbox, code: str, channel: list[float]) -> float:
-    """Host-side wall time of one run; appends what the channel added over the worker's own time."""
+async def run_sandbox(sandbox, code: str, channel: list[float], cpu: list[float]) -> float:
+    """Host-side wall time of one run; appends what the channel added over the worker's own time
+    and the job's CPU time."""
     started = time.perf_counter()
     run = await sandbox.run_plot(code, {"data.csv": DATA_CSV})
     elapsed = (time.perf_counter() - started) * 1000
     if not run.ok or not run.figures:
         raise RuntimeError(f"{sandbox.name} run failed: {run.status.value} {run.reason}")
     channel.append(elapsed - run.duration_ms)
+    cpu.append(run.cpu_ms)
     return elapsed
 
 
@@ -134,6 +139,7 @@ async def measure(rounds: int, progress: bool, seed: int) -> dict:
         await sandbox.start()
     samples: dict[str, list[float]] = {way: [] for way in ["cold", "in_process", *sandboxes]}
     channel: dict[str, list[float]] = {name: [] for name in sandboxes}
+    cpu: dict[str, list[float]] = {way: [] for way in ["in_process", *sandboxes]}
     rng = random.Random(seed)
     try:
         with tempfile.TemporaryDirectory(prefix="aesenv-bench-plots-") as tmp:
@@ -144,11 +150,13 @@ async def measure(rounds: int, progress: bool, seed: int) -> dict:
                 if way == "cold":
                     return await asyncio.to_thread(run_cold, code, workdir)
                 if way == "in_process":
-                    return run_in_process(code, workdir, describe)
-                return await run_sandbox(sandboxes[way], code, channel[way])
+                    return run_in_process(code, workdir, describe, cpu[way])
+                return await run_sandbox(sandboxes[way], code, channel[way], cpu[way])
 
             for way in samples:  # warm-up, untimed: first-use costs are not per-episode costs
                 await once(way, SCRIPTS["line"])
+            for values in [*cpu.values(), *channel.values()]:
+                values.clear()
             total = rounds * len(SCRIPTS) * len(samples)
             with tqdm(total=total, desc="plots bench", unit="run", disable=not progress) as bar:
                 for _ in range(rounds):
@@ -161,12 +169,13 @@ async def measure(rounds: int, progress: bool, seed: int) -> dict:
     finally:
         for sandbox in sandboxes.values():
             await sandbox.close()
-    return {"samples_ms": samples, "channel_ms": channel, "docker_unavailable": docker_problem or None,
+    return {"samples_ms": samples, "channel_ms": channel, "cpu_ms": cpu, "docker_unavailable": docker_problem or None,
             "isolation": {name: sb.isolation.model_dump() for name, sb in sandboxes.items()}}
 
 
 def summarize(measured: dict) -> dict:
     median = {way: round(statistics.median(values), 1) for way, values in measured["samples_ms"].items()}
+    cpu = {way: round(statistics.median(values), 1) for way, values in measured["cpu_ms"].items()}
     cold, floor = median["cold"], median["in_process"]
 
     def backend(way: str) -> dict | None:
@@ -175,6 +184,7 @@ def summarize(measured: dict) -> dict:
         warm = median[way]
         return {"warm_median_ms": warm, "warm_speedup": round(cold / warm, 2),
                 "channel_median_ms": round(statistics.median(measured["channel_ms"][way]), 1),
+                "cpu_median_ms": cpu[way], "cpu_overhead_vs_inprocess": round(cpu[way] / cpu["in_process"], 3),
                 "overhead_vs_inprocess": round(warm / floor, 3),
                 "meets_targets": warm / floor <= 1.2 and cold / warm >= 3}
 
@@ -182,7 +192,8 @@ def summarize(measured: dict) -> dict:
     if docker:
         docker["overhead_over_local_ms"] = round(median["docker"] - median["local"], 1)
         docker["overhead_over_local_ratio"] = round(median["docker"] / median["local"], 3)
-    return {"cold_median_ms": cold, "in_process_median_ms": floor, "local_warm_median_ms": median["local"],
+    return {"cold_median_ms": cold, "in_process_median_ms": floor, "in_process_cpu_median_ms": cpu["in_process"],
+            "local_warm_median_ms": median["local"],
             "docker_warm_median_ms": median.get("docker"),
             "warm_speedup": local["warm_speedup"], "overhead_vs_inprocess": local["overhead_vs_inprocess"],
             "local": local, "docker": docker, "docker_unavailable": measured["docker_unavailable"]}

@@ -58,7 +58,8 @@ class _Run(BaseModel):
     stdout_truncated: bool = False
     stderr_truncated: bool = False
     reason: str = ""  # one line: why not ok
-    duration_ms: float = 0
+    duration_ms: float = 0  # wall time from fork to the end of the job, inside the worker
+    cpu_ms: float = 0  # CPU time of the job's process (not its children): load-independent cost
     backend: str = ""
     isolation: Isolation = Isolation()
 

@@ -386,7 +386,7 @@ class Worker:
         streams.drain()
         result = {"stdout": streams.text(1), "stderr": streams.text(2),
                   "stdout_truncated": streams.truncated[1], "stderr_truncated": streams.truncated[2],
-                  "duration_ms": (time.monotonic() - started) * 1000}
+                  "duration_ms": (time.monotonic() - started) * 1000, "cpu_ms": streams.cpu_ms}
         result.update(self.outcome(job, outcome, streams.wait_status, streams.result, limits))
         if job["kind"] == "plot":
             result["imported"] = imported_modules(job["code"])
@@ -511,6 +511,7 @@ class Streams:
         self.truncated = {1: False, 2: False}
         self.limits = {1: max_output, 2: max_output, 3: MAX_RESULT_BYTES}
         self.wait_status = 0
+        self.cpu_ms = 0.0  # the job process's own CPU time (its children not included)
 
     def follow(self, pid: int, deadline: float) -> str:
         pidfd = os.pidfd_open(pid)
@@ -527,7 +528,8 @@ class Streams:
                     if overflow:
                         return overflow
                 if pidfd in ready:
-                    _, self.wait_status = os.waitpid(pid, 0)
+                    _, self.wait_status, usage = os.wait4(pid, 0)
+                    self.cpu_ms = (usage.ru_utime + usage.ru_stime) * 1000
                     return "reaped"
         finally:
             os.close(pidfd)
