@@ -284,3 +284,17 @@ def image_name_for_tests() -> str:
     from aesenv.sandbox.image import image_name
 
     return image_name()
+
+
+async def test_close_during_a_run_leaves_nothing():
+    sb = make_sandbox("local", workers=1)
+    await sb.start()
+    slot = sb._slots[0]
+    worker = slot.handle[0]
+    running = asyncio.create_task(sb.run_plot("while True:\n    pass\n", {}, SandboxLimits(timeout_s=30)))
+    await asyncio.sleep(0.5)
+    await sb.close()
+    run = await asyncio.wait_for(running, 10)
+    assert run.status is RunStatus.INFRA_ERROR
+    assert worker.returncode is not None
+    assert slot.handle is None  # no replacement worker was started for a closed pool

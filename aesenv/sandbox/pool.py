@@ -115,9 +115,8 @@ class WarmPool(ABC):
 
     async def close(self) -> None:
         async with self._lock:
-            await asyncio.gather(*(self._stop(slot) for slot in self._slots))
-            self._slots = []
-            self._idle = None
+            slots, self._slots, self._idle = self._slots, [], None  # in-flight runs see the pool closed
+            await asyncio.gather(*(self._stop(slot) for slot in slots))
 
     async def __aenter__(self):
         await self.start()
@@ -185,6 +184,8 @@ class WarmPool(ABC):
     async def _replace(self, slot: Slot) -> None:
         """A worker in an unknown state is never reused: stop it and start a fresh one."""
         await self._stop(slot)
+        if slot not in self._slots:  # the pool was closed meanwhile
+            return
         try:
             await self._boot(slot)
         except Exception as exc:  # noqa: BLE001 - the slot stays broken; its next run reports it
