@@ -110,8 +110,9 @@ async def test_invalid_actions_are_observations_and_render_needs_a_file(web_env)
     assert "Invalid action" in obs[0]["content"] and (reward, terminated, truncated) == (0.0, False, False)
     obs, *_, info = await web_env.step({"name": "render", "arguments": {}})
     assert "no file 'index.html'" in obs[0]["content"] and info["tool_results"][0]["ok"] is False
-    obs, *_ = await web_env.step({"name": "submit", "arguments": {}})
-    assert "nothing to submit" in obs[0]["content"]
+    obs, reward, terminated, _, info = await web_env.step({"name": "submit", "arguments": {}})
+    assert "Submitted without index.html" in obs[0]["content"] and terminated
+    assert info["reward_valid"] and info["failure"] and reward < 10  # an empty answer: scored, and low
 
 
 async def test_render_shows_the_error_and_potential_carries_forward(web_env):

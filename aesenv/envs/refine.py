@@ -222,8 +222,10 @@ class AsyncRefineEnv(AsyncAesEnv):
         return Outcome(call, "\n".join(lines), error="" if run.ok else f"command {run.status.value}")
 
     async def _submit(self, call: ToolCall) -> Outcome:
+        """Always ends the episode (a trainer may force it): without the entry file the answer is
+        empty and scores as a failure, like a single-turn answer with no code."""
         if self.entry not in self.workspace.files:
-            raise ToolError(f"nothing to submit: write {self.entry} first")
+            return Outcome(call, f"Submitted without {self.entry}: there is nothing to render.")
         return Outcome(call, "Submitted.")
 
     async def _render(self, call: ToolCall) -> Outcome:
