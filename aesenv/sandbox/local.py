@@ -15,6 +15,7 @@ import functools
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -24,22 +25,28 @@ from aesenv import paths
 from aesenv.sandbox.base import SANDBOXES, Isolation, SandboxLimits
 from aesenv.sandbox.pool import FIGURE_META, WORKER_SCRIPT, Channel, Slot, WarmPool
 
+# Own pid namespace (everything in it dies with the worker, its /proc shows only it), no network.
+UNSHARE = ["--pid", "--fork", "--kill-child", "--mount-proc", "--net", "--"]
 # Directories anyone may write to on a Debian host; covered read-only inside the worker's namespace.
 WORLD_WRITABLE = ("/var/tmp", "/dev/shm", "/run/lock", "/dev/mqueue")
-# Private to the host's root; jobs see an empty directory holding only the Python installation.
-HIDDEN = ("/root",)
+# Users' private files; jobs see empty directories holding only the Python installation in use.
+HIDDEN = ("/root", "/home")
 SCRATCH_MB = 1024
 MPL_CACHE = paths.home() / "matplotlib"  # font cache kept across worker starts
 WORKER_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "MPLBACKEND": "Agg",
               "OPENBLAS_NUM_THREADS": "1", "MPLCONFIGDIR": str(MPL_CACHE)}
 
 
+@functools.cache
 def can_isolate() -> tuple[bool, str]:
-    """Whether workers can get their own namespaces and a separate uid here."""
+    """Whether workers can get their own namespaces and a separate uid here (probed once)."""
     if os.geteuid() != 0:
         return False, "not root: no network namespace, no separate uid"
     if not shutil.which("unshare"):
         return False, "unshare (util-linux) not found"
+    probe = subprocess.run(["unshare", *UNSHARE, "true"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        return False, f"namespaces not permitted here: {probe.stderr.strip()[:200]}"
     return True, "pid/mount/network namespaces, separate uid, private tmpfs"
 
 
@@ -68,6 +75,8 @@ class LocalSandbox(WarmPool):
         if isolate and not possible:
             raise ValueError(f"local sandbox isolation unavailable: {self._detail}")
         self.isolate = possible if isolate is None else isolate
+        if possible and not self.isolate:
+            self._detail = "isolation turned off (isolate=False)"
         self._scratch: str | None = None
 
     def _command(self, slot: Slot) -> list[str]:
@@ -77,8 +86,7 @@ class LocalSandbox(WarmPool):
         mounts = [arg for path in WORLD_WRITABLE for arg in ("--readonly", path)]
         mounts += [arg for path in HIDDEN for arg in ("--hide", path)]
         mounts += [arg for path in _python_dirs(self.python) for arg in ("--expose", path)]
-        return ["unshare", "--pid", "--fork", "--kill-child", "--mount-proc", "--net", "--",
-                *worker, "--scratch", "/tmp", "--private-mounts", str(SCRATCH_MB), "--uid", str(job_uid(slot.index)),
+        return ["unshare", *UNSHARE, *worker, "--scratch", "/tmp", "--private-mounts", str(SCRATCH_MB), "--uid", str(job_uid(slot.index)),
                 *mounts]
 
     async def _prepare(self) -> None:
@@ -100,7 +108,7 @@ class LocalSandbox(WarmPool):
         slot.handle = None
         if process.returncode is None:
             try:
-                os.killpg(process.pid, 9)
+                os.killpg(process.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
             await process.wait()
