@@ -234,6 +234,9 @@ BENCHMARKS = {
     "refine": "benchmarks.refine_latency",
     "verifiers": "benchmarks.verifier_matrix",
     "plot-degradation": "benchmarks.plot_degradation",
+    "opendesign": "benchmarks.opendesign",
+    "pandasplotbench": "benchmarks.pandasplotbench",
+    "compare": "benchmarks.compare",
 }
 
 

@@ -1,26 +1,41 @@
 """Run a policy over tasks through the pipeline: records, screenshots, summary, report.
 
 Resumable: records are appended to `records.jsonl` as they finish, and a rerun skips the
-task ids already there. Bounded concurrency, a progress bar, one pipeline for the run.
+task ids already there. The run's identity (policy, mode, pipeline config, each task's prompt
+hash) is kept in `run.json`; a rerun with a different identity is refused rather than mixed
+into the same records. Bounded concurrency, a progress bar, one pipeline for the run.
+
+`mode="single"`: the policy answers each prompt once (`Policy.generate`). `mode="refine"`: the
+policy is an agent driving a refine episode (write, render, look, edit, submit) and the final
+workspace is scored; each episode's trajectory and timeline go to `episodes/<task id>/`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import statistics
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from pydantic import BaseModel
 from tqdm import tqdm
 
 from aesenv.rewards import PipelineConfig, RewardPipeline, RewardRecord
+from aesenv.rewards.pipeline import Scored
 from aesenv.tasks import Task
 from policies.base import Policy
 
 GOOD_THRESHOLD = 75.0  # OpenDesign's "good rate": share of pages with static total >= 75
+RunMode = Literal["single", "refine"]
+
+
+class RunMismatch(ValueError):
+    """The output directory holds a run made with a different policy, config or prompts."""
 
 
 def _load_done(path: Path) -> dict[str, RewardRecord]:
@@ -33,12 +48,74 @@ def _load_done(path: Path) -> dict[str, RewardRecord]:
     return done
 
 
+def _prompt_hash(task: Task) -> str:
+    content = task.model_dump_json(include={"kind", "category", "prompt", "data_files", "requirements", "canvas"})
+    return hashlib.sha256(content.encode()).hexdigest()[:16]
+
+
+def claim_run(out: Path, identity: dict[str, Any], tasks: list[Task]) -> None:
+    """Write `run.json`, or check a rerun against it: same identity, and no task id whose
+    prompt changed. New task ids (a larger --limit) extend the run."""
+    path = out / "run.json"
+    hashes = {t.id: _prompt_hash(t) for t in tasks}
+    if path.is_file():
+        stored = json.loads(path.read_text(encoding="utf-8"))
+        if stored.get("identity") != identity:
+            differing = sorted(k for k in {*identity, *stored.get("identity", {})}
+                               if identity.get(k) != stored.get("identity", {}).get(k))
+            raise RunMismatch(f"{out} holds a run with a different {', '.join(differing)}; use another --out "
+                              f"(or delete {out}) instead of mixing results")
+        old = stored.get("tasks", {})
+        changed = sorted(i for i, h in hashes.items() if i in old and old[i] != h)
+        if changed:
+            raise RunMismatch(f"{out}: tasks {changed[:5]} have different prompts than in the stored run; "
+                              "use another --out")
+        hashes = {**old, **hashes}
+    path.write_text(json.dumps({"identity": identity, "tasks": hashes}, indent=1), encoding="utf-8")
+
+
+async def _answer_once(task: Task, policy: Policy, pipeline: RewardPipeline, _: Path) -> Scored:
+    return await pipeline.score(task, await policy.generate(task))
+
+
+async def _refine_episode(task: Task, policy: Policy, pipeline: RewardPipeline, episodes: Path) -> Scored:
+    from aesenv.envs.refine import AsyncAesPlotRefineEnv, AsyncAesWebRefineEnv
+    from aesenv.trajectory import run_episode, write_trajectory
+
+    env_class = {"web": AsyncAesWebRefineEnv, "plot": AsyncAesPlotRefineEnv}[task.kind]
+    env = env_class([task], pipeline=pipeline)
+    try:
+        trajectory = await run_episode(env, policy, task=task)
+    finally:
+        await env.close()
+    write_trajectory(trajectory, episodes / safe_name(task.id))
+    if trajectory.error or env.last is None:
+        raise RuntimeError(trajectory.error or "the episode ended without a scored workspace")
+    return env.last
+
+
+EPISODES: dict[str, Callable[..., Any]] = {"single": _answer_once, "refine": _refine_episode}
+
+
 async def run_episodes(tasks: list[Task], policy: Policy, out_dir: str | Path, *,
                        config: PipelineConfig | None = None, concurrency: int = 2,
-                       progress: bool = True) -> list[RewardRecord]:
+                       progress: bool = True, mode: RunMode = "single",
+                       identity: dict[str, Any] | None = None) -> list[RewardRecord]:
+    """`identity`: what makes two runs comparable (default: policy name, mode, pipeline config);
+    a rerun into the same directory must match it."""
+    if mode not in EPISODES:
+        raise ValueError(f"unknown mode {mode!r}; available: {list(EPISODES)}")
+    if mode == "refine":
+        from aesenv.trajectory import Agent
+
+        if not isinstance(policy, Agent):
+            raise ValueError(f"policy {policy.name!r} answers single turns only; refine mode needs an agent "
+                             "(openai:<model>, hf:<model>, repair)")
+    config = config or PipelineConfig()
     out = Path(out_dir)
     shots = out / "screenshots"
     shots.mkdir(parents=True, exist_ok=True)
+    claim_run(out, identity or {"policy": policy.name, "mode": mode, "pipeline": config.model_dump(mode="json")}, tasks)
     records_path = out / "records.jsonl"
     done = _load_done(records_path)
     todo = [t for t in tasks if t.id not in done]
@@ -46,25 +123,25 @@ async def run_episodes(tasks: list[Task], policy: Policy, out_dir: str | Path, *
     bar = tqdm(total=len(tasks), initial=len(tasks) - len(todo), desc="episodes", unit="page",
                disable=not progress)
     write_lock = asyncio.Lock()
+    episode = EPISODES[mode]
 
     async with RewardPipeline(config) as pipeline:
         async def one(task: Task) -> RewardRecord:
             async with slots:
                 try:
-                    text = await policy.generate(task)
+                    scored = await episode(task, policy, pipeline, out / "episodes")
                 except Exception as exc:  # noqa: BLE001 - one bad policy call must not end the run
-                    text = ""
                     policy_error = f"policy {policy.name} failed: {type(exc).__name__}: {exc}"
+                    scored = await pipeline.score(task, "")
                 else:
                     policy_error = ""
-                scored = await pipeline.score(task, text)
                 record = scored.record
                 if policy_error:  # no answer is not a bad answer: keep it out of the means
                     record = record.model_copy(update={"status": "infra_error", "reward": None,
                                                        "normalized": None, "failure": policy_error})
                 png = scored.picture
-                if png:
-                    name = f"{_safe(task.id)}.png"
+                if png and not policy_error:
+                    name = f"{safe_name(task.id)}.png"
                     (shots / name).write_bytes(png)
                     record.screenshot = f"screenshots/{name}"
                 async with write_lock:
@@ -80,7 +157,7 @@ async def run_episodes(tasks: list[Task], policy: Policy, out_dir: str | Path, *
     return [final[t.id] for t in tasks if t.id in final]
 
 
-def _safe(task_id: str) -> str:
+def safe_name(task_id: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in task_id)[:120]
 
 
@@ -88,14 +165,45 @@ def _mean(values: list[float]) -> float | None:
     return round(statistics.fmean(values), 4) if values else None
 
 
-def summarize(records: list[RewardRecord], *, wall_s: float | None = None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Aggregate records. Infra failures are counted and excluded, never averaged in as 0."""
+def record_usage(record: RewardRecord) -> list[dict[str, Any]]:
+    """The model-call accounting a record carries: the VLM judge's and the VLM web agent's."""
+    found = []
+    for channel in record.channels.values():
+        for usage in (channel.payload.get("usage"), (channel.payload.get("evidence") or {}).get("usage")):
+            if isinstance(usage, dict):
+                found.append(usage)
+    return found
+
+
+def total_usage(records: list[RewardRecord]) -> dict[str, Any]:
+    """Judge requests, tokens, cache hits and dollars (when priced) over all records."""
+    total: dict[str, Any] = {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0, "cache_hits": 0,
+                             "retries": 0, "cost_usd": None}
+    for record in records:
+        for usage in record_usage(record):
+            for key in ("requests", "prompt_tokens", "completion_tokens", "cache_hits", "retries"):
+                total[key] += int(usage.get(key) or 0)
+            if usage.get("cost_usd") is not None:
+                total["cost_usd"] = round((total["cost_usd"] or 0.0) + float(usage["cost_usd"]), 8)
+    return total
+
+
+def _at_least_good(total: float) -> bool:
+    return total >= GOOD_THRESHOLD
+
+
+def summarize(records: list[RewardRecord], *, wall_s: float | None = None, extra: dict[str, Any] | None = None,
+              is_good: Callable[[float], bool] = _at_least_good) -> dict[str, Any]:
+    """Aggregate records. Infra failures are counted and excluded, never averaged in as 0.
+    `is_good` decides the good rate on a static total (OpenDesign: >= 75; PandasPlotBench: > 75)."""
     scored = [r for r in records if r.status == "ok"]
 
     def block(rs: list[RewardRecord]) -> dict[str, Any]:
         static = [r.channels["static"] for r in rs if "static" in r.channels and r.channels["static"].counts]
         totals = [float(s.raw) for s in static]
         execution = [r.channels["execution"] for r in rs if "execution" in r.channels and r.channels["execution"].counts]
+        interactive = [r.channels["interactive"] for r in rs
+                       if "interactive" in r.channels and r.channels["interactive"].counts]
         return {
             "n": len(rs),
             "reward_mean": _mean([r.reward for r in rs if r.reward is not None]),
@@ -103,25 +211,31 @@ def summarize(records: list[RewardRecord], *, wall_s: float | None = None, extra
             "static_total_mean": _mean(totals),
             **{f"{part}_mean": _mean([float(s.payload[part]) for s in static if part in s.payload])
                for part in ("alignment", "aesthetics", "structure")},
-            "good_rate": round(sum(t >= GOOD_THRESHOLD for t in totals) / len(totals), 4) if totals else None,
+            "good_rate": round(sum(map(is_good, totals)) / len(totals), 4) if totals else None,
             "execution_pass_rate": _mean([1.0 if e.raw == 1 else 0.0 for e in execution]),
+            "interactive_mean": _mean([float(i.raw) for i in interactive]),
+            "interactive_n": len(interactive),
         }
 
     per_category: dict[str, list[RewardRecord]] = defaultdict(list)
     for r in scored:
         per_category[r.category].append(r)
     failures = Counter()
+    channel_infra = Counter()
     for r in records:
         if r.status == "infra_error":
             failures["infra_error"] += 1
         elif r.failure:
             failures[r.failure.split(":")[0]] += 1
+        channel_infra.update(name for name, c in r.channels.items() if c.status.value == "infra_error")
     summary = {
         **block(scored),
         "n_total": len(records),
         "n_infra_error": sum(r.status == "infra_error" for r in records),
         "per_category": {cat: block(rs) for cat, rs in sorted(per_category.items())},
         "failures": dict(failures),
+        "channel_infra_errors": dict(channel_infra),
+        "judge_usage": total_usage(records),
         "median_score_ms": round(statistics.median(r.timings_ms.get("total", 0) for r in records), 1) if records else None,
         "provenance": records[0].provenance if records else {},
     }
@@ -133,14 +247,26 @@ def summarize(records: list[RewardRecord], *, wall_s: float | None = None, extra
 
 async def run_and_report(tasks: list[Task], policy: Policy, out_dir: str | Path, *,
                          config: PipelineConfig | None = None, concurrency: int = 2,
-                         progress: bool = True, title: str = "aesenv run") -> dict[str, Any]:
+                         progress: bool = True, title: str = "aesenv run", mode: RunMode = "single",
+                         identity: dict[str, Any] | None = None,
+                         is_good: Callable[[float], bool] = _at_least_good,
+                         extend: Callable[[list[RewardRecord]], dict[str, Any]] | None = None,
+                         references: dict[str, str] | None = None) -> dict[str, Any]:
+    """`extend(records)` adds benchmark-specific keys to the summary; `references` maps a task id
+    to a ground-truth image (a data URL) the report shows beside the answer."""
     from aesenv.report import write_report
 
     start = time.perf_counter()
-    records = await run_episodes(tasks, policy, out_dir, config=config, concurrency=concurrency, progress=progress)
-    summary = summarize(records, wall_s=time.perf_counter() - start,
-                        extra={"policy": policy.name, "tasks": len(tasks)})
+    records = await run_episodes(tasks, policy, out_dir, config=config, concurrency=concurrency, progress=progress,
+                                 mode=mode, identity=identity)
+    wall_s = time.perf_counter() - start  # this invocation's: a resumed run only timed its new items
+    usage = getattr(policy, "usage", None)
+    extra: dict[str, Any] = {"policy": policy.name, "mode": mode, "tasks": len(tasks)}
+    if isinstance(usage, BaseModel):
+        extra["policy_usage_this_invocation"] = usage.model_dump()
+    summary = summarize(records, wall_s=wall_s, extra={**extra, **(extend(records) if extend else {})},
+                        is_good=is_good)
     out = Path(out_dir)
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
-    write_report(out, records, summary, title=title)
+    write_report(out, records, summary, title=title, references=references)
     return summary
