@@ -158,11 +158,11 @@ async def test_multi_file_pages_render_from_the_workspace(web_env):
     obs, *_ = await web_env.step(action)
     assert [m.get("tool_call_id") for m in obs[:4]] == ["w1", "w2", "w3", "r"]
     assert obs[4]["role"] == "user" and obs[4]["content"][1]["type"] == "image_url"
-    assert "blocked or missing requests (0)" in obs[3]["content"]
-    rendering = web_env.pipeline.renderer
-    assert rendering is not None
-    texts = [e.text for e in (await web_env.pipeline.renderer.render(page, files={k: v for k, v in web_env.workspace.files.items() if k != "index.html"})).elements]
-    assert any("from app.js" in t for t in texts)
+    assert "blocked or missing requests (0)" in obs[3]["content"] and "p×1" in obs[3]["content"]  # app.js ran
+    await web_env.step({"name": "submit", "arguments": {}})
+    final = web_env.last.rendering  # the pipeline scored the page with its files
+    assert next(e for e in final.elements if e.tag == "h1").color == "rgb(200, 0, 0)"
+    assert any("from app.js" in e.text for e in final.elements)
 
 
 async def test_turn_budget_ends_and_scores_the_workspace(pipeline):
