@@ -21,10 +21,17 @@ system-deps:
 	  echo "install Chromium (or run 'playwright install chromium') and Node.js with npm, then rerun"; \
 	fi
 
+# The veRL extra (train/ and its tests) comes with torch: install torch first, on its own, so pip
+# takes the build TORCH names (the CPU wheel where one is on the find-links path) instead of
+# letting veRL's dependencies pull a CUDA build. EXTRAS=dev skips veRL.
+TORCH  ?= torch==2.13.0
+EXTRAS ?= dev,verl
+
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]'
+	case ',$(EXTRAS),' in *,verl,*) $(BIN)/pip install -q '$(TORCH)';; esac
+	$(BIN)/pip install -q -e '.[$(EXTRAS)]'
 	touch $(STAMP)
 
 python-deps: $(STAMP)

@@ -247,16 +247,17 @@ class FakeRefineEnv:
 
 
 class FakeLLM:
-    """veRL's LLM server client, answering scripted turns."""
+    """veRL's LLM server client, answering scripted turns per episode (one request id each)."""
 
     def __init__(self, tokenizer, turns: list[str]):
-        self.tokenizer, self.turns, self.prompts = tokenizer, list(turns), []
+        self.tokenizer, self.turns, self.prompts = tokenizer, list(turns), {}
 
     async def generate(self, request_id, *, prompt_ids, sampling_params, **kwargs):
         from verl.workers.rollout.replica import TokenOutput
 
-        self.prompts.append(list(prompt_ids))
-        text = self.turns[len(self.prompts) - 1]
+        seen = self.prompts.setdefault(request_id, [])
+        seen.append(list(prompt_ids))
+        text = self.turns[len(seen) - 1]
         ids = self.tokenizer.encode(text, add_special_tokens=False) + [self.tokenizer.eos_token_id]
         return TokenOutput(token_ids=ids, log_probs=[-0.5] * len(ids), stop_reason="completed")
 
@@ -274,7 +275,7 @@ async def test_refine_agent_loop_through_verls_agent_loop_worker(tiny_model, fak
 
     tokenizer = hf_tokenizer(tiny_model)
     turns = ["render index.html", "submit the page"]
-    llm = FakeLLM(tokenizer, turns * 2)
+    llm = FakeLLM(tokenizer, turns)
     cfg = composed("grpo_multi_turn", f"actor_rollout_ref.model.path={tiny_model}", "data.max_prompt_length=256",
                    "data.max_response_length=256")
     worker = AgentLoopWorker(cfg, llm_client=llm)
@@ -289,7 +290,8 @@ async def test_refine_agent_loop_through_verls_agent_loop_worker(tiny_model, fak
         "uid": np.array(["u", "u"], dtype=object)})
     out = await worker.generate_sequences(batch)
 
-    assert fake_env.actions[:2] == turns
+    assert sorted(fake_env.actions) == sorted(turns * 2)
+    assert len(llm.prompts) == 2 and all(len(p) == 2 for p in llm.prompts.values())
     policy_tokens = sum(len(tokenizer.encode(t, add_special_tokens=False)) + 1 for t in turns)
     mask, responses = out.batch["response_mask"][0], out.batch["responses"][0]
     assert int(mask.sum()) == policy_tokens  # every generated token, and nothing else, is the policy's
@@ -297,7 +299,8 @@ async def test_refine_agent_loop_through_verls_agent_loop_worker(tiny_model, fak
     observation = tokenizer.decode(responses[first_obs: first_obs + 20].tolist())
     assert "the page rendered" in observation  # the env's text came back as unmasked context
     # The second generate saw the first answer and the observation (one growing context).
-    assert llm.prompts[1][: len(llm.prompts[0])] == llm.prompts[0]
+    first, second = next(iter(llm.prompts.values()))
+    assert second[: len(first)] == first and len(second) > len(first)
     last = int(out.batch["attention_mask"][0, 256:].sum()) - 1
     assert out.batch["rm_scores"][0, last].item() == pytest.approx(48.1)
     assert out.non_tensor_batch["aes_static"][0] == pytest.approx(0.6)

@@ -24,9 +24,9 @@ from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopMetr
 
 from aesenv.envs.refine import AsyncAesPlotRefineEnv, AsyncAesWebRefineEnv, AsyncRefineEnv
 from aesenv.registry import Registry
-from aesenv.rewards import PipelineConfig, RewardPipeline, RewardRecord
+from aesenv.rewards import RewardPipeline, RewardRecord
 from aesenv.tasks import Task
-from train.reward import reward_fields, shared_pipeline, task_of
+from train.reward import pipeline_config, reward_fields, shared_pipeline, task_of
 
 AGENT_NAME = "aesenv_refine"
 SUBMIT = {"name": "submit", "arguments": {}}
@@ -75,9 +75,7 @@ class AesRefineAgentLoop(AgentLoopBase):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.response_length = self.rollout_config.response_length
-        options = dict(self.config.reward.custom_reward_function.get("reward_kwargs") or {})
-        self.pipeline_config = PipelineConfig(**{k: options[k] for k in ("judge", "reward", "sandbox", "channels")
-                                                 if k in options})
+        self.pipeline_config = pipeline_config(**(self.config.reward.custom_reward_function.get("reward_kwargs") or {}))
 
     async def make_env(self, env_id: str, task: Task) -> AsyncRefineEnv:
         pipeline: RewardPipeline = await shared_pipeline(self.pipeline_config)

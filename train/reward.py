@@ -16,6 +16,7 @@ import logging
 import math
 from typing import Any
 
+from aesenv.render import RenderConfig
 from aesenv.rewards import PipelineConfig, RewardPipeline, RewardRecord
 from aesenv.tasks import Task
 
@@ -23,6 +24,20 @@ log = logging.getLogger(__name__)
 
 _PIPELINES: dict[tuple[int, str], RewardPipeline] = {}
 _STARTING: dict[tuple[int, str], asyncio.Lock] = {}
+# One slot per page the renderer holds open at once: a sample's deadline starts when it gets a
+# slot, so a long queue (veRL sends a worker many samples at once) is not mistaken for a stuck page.
+_SLOTS: dict[tuple[int, str], asyncio.Semaphore] = {}
+
+
+def pipeline_config(*, judge: str = "offline", reward: str = "paper", sandbox: str = "local",
+                    channels: list[str] | None = None, concurrency: int | None = None, **_: Any) -> PipelineConfig:
+    """The pipeline the reward options describe (shared by the reward function and the agent loop)."""
+    optional: dict[str, Any] = {}
+    if channels:
+        optional["channels"] = list(channels)
+    if concurrency is not None:
+        optional["render"] = RenderConfig(concurrency=int(concurrency))
+    return PipelineConfig(judge=judge, reward=reward, sandbox=sandbox, **optional)
 
 
 def task_of(extra_info: dict[str, Any] | None) -> Task:
@@ -33,9 +48,13 @@ def task_of(extra_info: dict[str, Any] | None) -> Task:
     return Task(**(json.loads(raw) if isinstance(raw, str) else raw))
 
 
+def _key(config: PipelineConfig) -> tuple[int, str]:
+    return id(asyncio.get_running_loop()), config.model_dump_json()
+
+
 async def shared_pipeline(config: PipelineConfig) -> RewardPipeline:
     """This process's started pipeline for `config` on the running loop (created once)."""
-    key = (id(asyncio.get_running_loop()), config.model_dump_json())
+    key = _key(config)
     if key not in _PIPELINES:
         async with _STARTING.setdefault(key, asyncio.Lock()):
             if key not in _PIPELINES:
@@ -46,6 +65,7 @@ async def shared_pipeline(config: PipelineConfig) -> RewardPipeline:
 
 
 async def close_pipelines() -> None:
+    _SLOTS.clear()
     while _PIPELINES:
         _, pipeline = _PIPELINES.popitem()
         await pipeline.close()
@@ -67,12 +87,14 @@ def reward_fields(record: RewardRecord | None, channels: list[str]) -> dict[str,
 
 async def score_sample(solution_str: str, extra_info: dict[str, Any] | None, config: PipelineConfig,
                        deadline_s: float) -> dict[str, float]:
-    """Score one answer under a deadline; any failure on our side is a masked, fixed-key result."""
+    """Score one answer under a deadline (counted from when it gets a render slot); any failure
+    on our side is a masked, fixed-key result."""
     record, timed_out = None, False
     try:
         task = task_of(extra_info)
         pipeline = await shared_pipeline(config)
-        record = (await asyncio.wait_for(pipeline.score(task, solution_str), deadline_s)).record
+        async with _SLOTS.setdefault(_key(config), asyncio.Semaphore(config.render.concurrency)):
+            record = (await asyncio.wait_for(pipeline.score(task, solution_str), deadline_s)).record
     except asyncio.TimeoutError:
         timed_out = True
         log.warning("aesenv reward: sample exceeded its %.0fs deadline", deadline_s)
@@ -83,8 +105,9 @@ async def score_sample(solution_str: str, extra_info: dict[str, Any] | None, con
 
 async def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: dict[str, Any] | None = None,
                         *, judge: str = "offline", reward: str = "paper", channels: list[str] | None = None,
-                        deadline_s: float = 180.0, sandbox: str = "local", **_: Any) -> dict[str, float]:
-    """veRL's custom reward function. Options come from `+reward.custom_reward_function.reward_kwargs.*`."""
-    config = PipelineConfig(judge=judge, reward=reward, sandbox=sandbox,
-                            **({"channels": list(channels)} if channels else {}))
+                        deadline_s: float = 180.0, sandbox: str = "local", concurrency: int | None = None,
+                        **_: Any) -> dict[str, float]:
+    """veRL's custom reward function. Options come from `reward.custom_reward_function.reward_kwargs`;
+    `concurrency` = pages rendered at once per worker (default: the renderer's)."""
+    config = pipeline_config(judge=judge, reward=reward, sandbox=sandbox, channels=channels, concurrency=concurrency)
     return await score_sample(solution_str, extra_info, config, deadline_s)

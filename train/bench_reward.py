@@ -1,0 +1,60 @@
+"""Reward throughput of `train.reward.compute_score` as one veRL reward-loop worker runs it: a
+batch of N answers scored concurrently on one event loop in one process (one browser pool).
+
+    python -m train.bench_reward --pages 64            # builtin:web, template answers, offline judge
+
+Prints JSON: pages/s over the warm batch (the pipeline is started and warmed by one page first),
+the cold start, and how many samples came back valid, masked or past their deadline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import time
+
+from aesenv.tasks import load_tasks
+from policies.template import TemplatePolicy
+from train.reward import close_pipelines, compute_score
+
+
+async def bench(tasks_spec: str, pages: int, judge: str, deadline_s: float, concurrency: int | None) -> dict:
+    tasks = load_tasks(tasks_spec)
+    batch = [tasks[i % len(tasks)] for i in range(pages)]
+    policy = TemplatePolicy()
+    answers = [await policy.generate(t) for t in batch]
+    infos = [{"task": t.model_dump_json()} for t in batch]
+    options = {"judge": judge, "deadline_s": deadline_s, "concurrency": concurrency}
+    try:
+        start = time.perf_counter()
+        await compute_score("aesenv/web", answers[0], "", infos[0], **options)
+        cold_s = time.perf_counter() - start
+        start = time.perf_counter()
+        results = await asyncio.gather(*(compute_score("aesenv/web", a, "", i, **options)
+                                         for a, i in zip(answers, infos)))
+        wall_s = time.perf_counter() - start
+    finally:
+        await close_pipelines()
+    return {"tasks": tasks_spec, "pages": pages, "judge": judge, "concurrency": concurrency or "default", "wall_s": round(wall_s, 2),
+            "pages_per_s": round(pages / wall_s, 2), "cold_start_s": round(cold_s, 2),
+            "valid": sum(r["aes_reward_valid"] == 1.0 for r in results),
+            "deadline_exceeded": sum(r["aes_deadline_exceeded"] == 1.0 for r in results),
+            "mean_score": round(sum(r["score"] for r in results if math.isfinite(r["score"]))
+                                / max(1, sum(math.isfinite(r["score"]) for r in results)), 3)}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m train.bench_reward", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tasks", default="builtin:web")
+    parser.add_argument("--pages", type=int, default=64)
+    parser.add_argument("--judge", default="offline")
+    parser.add_argument("--deadline-s", type=float, default=180.0)
+    parser.add_argument("--concurrency", type=int, default=None, help="pages rendered at once (default: renderer's)")
+    args = parser.parse_args(argv)
+    print(json.dumps(asyncio.run(bench(args.tasks, args.pages, args.judge, args.deadline_s, args.concurrency))))
+
+
+if __name__ == "__main__":
+    main()
