@@ -58,14 +58,7 @@ class Trajectory(BaseModel):
     end: str = ""
     record: dict[str, Any] | None = None
     usage: dict[str, Any] | None = None
-    error: str = ""  # the agent failed (not the env): the episode stopped there
-
-    @property
-    def messages(self) -> list[dict[str, Any]]:
-        out = list(self.first_turn)
-        for step in self.steps:
-            out += [step.action, *step.observation]
-        return out
+    error: str = ""  # the agent failed (not the env): the episode stopped there, unscored (no answer is not a bad one)
 
 
 async def run_episode(env: AsyncRefineEnv, agent: Agent, *, task: Task | str | None = None,
