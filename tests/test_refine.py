@@ -272,3 +272,20 @@ async def test_plot_episode_run_tool_and_repair_of_a_traceback(pipeline):
     assert info["potential"] > broken_phi and obs[-1]["content"][1]["type"] == "image_url"
     _, reward, terminated, _, info = await env.step({"name": "submit", "arguments": {}})
     assert terminated and info["reward_valid"] and reward > 0 and info["record"]["failure"] == ""
+
+
+async def test_wall_time_budget_and_a_failing_agent(pipeline):
+    env = AsyncAesWebRefineEnv([TASK], pipeline=pipeline, budget=RefineBudget(max_wall_s=1e-6))
+    await env.reset(task="cafe")
+    _, _, terminated, truncated, info = await env.step({"name": "view_file", "arguments": {"path": "index.html"}})
+    assert (terminated, truncated, info["end"]) == (False, True, "max_wall_s")
+
+    class Broken:
+        name = "broken"
+
+        async def act(self, messages, tools=None):
+            raise ConnectionError("endpoint down")
+
+    trajectory = await run_episode(AsyncAesWebRefineEnv([TASK], pipeline=pipeline), Broken(), task="cafe")
+    assert trajectory.error == "agent broken failed: ConnectionError: endpoint down"
+    assert trajectory.steps == [] and trajectory.reward is None
