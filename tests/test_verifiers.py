@@ -299,3 +299,17 @@ async def test_charts_are_read_from_live_instances_that_drew_something(renderer,
     async with renderer.session(f"<!DOCTYPE html><html><body>{body}</body></html>") as (_, live):
         found = await read_charts(live)
     assert check_charts(required, found["charts"]).passed is passes
+
+
+async def test_layout_credit_falls_with_the_shift_of_each_block(renderer):
+    reference = "<html><body style='margin:0'><h1 style='position:absolute;left:{}px;top:0'>Title</h1>" \
+                "<p style='position:absolute;left:0;top:300px'>Body text</p></body></html>"
+    task = Task(id="l", prompt="p", canvas={"width": 1000, "height": 600}, reference_html=reference.format(0))
+    channel = LayoutChannel(renderer=renderer)
+    await channel.prepare(task)
+    scores = []
+    for left in (0, 10, 85, 400):  # 0 %, 1 % (within tolerance), 8.5 % (half credit), 40 % of the width
+        shot = await renderer.render(reference.format(left), viewport=(1000, 600))
+        scores.append((await channel.score(Evidence(task, extract_artifact(reference.format(left)), shot))).score)
+    assert scores[0] == scores[1] == 1.0
+    assert scores[2] == pytest.approx(0.75, abs=0.01) and scores[3] == 0.5

@@ -25,8 +25,10 @@ from aesenv.tasks.model import Task
 from aesenv.verifiers.channels import VerifierChannel, result_of
 from aesenv.verifiers.checks import Check, normalize_text
 
-# A text block displaced by this share of the canvas (either axis) or more gets no credit.
-LAYOUT_MAX_SHIFT = 0.10
+# A text block within LAYOUT_TOLERANCE of its reference position (share of the canvas, either
+# axis) gets full credit, one displaced by LAYOUT_MAX_SHIFT or more none, linearly in between.
+LAYOUT_TOLERANCE = 0.02
+LAYOUT_MAX_SHIFT = 0.15
 LAYOUT_PASS = 0.75
 LAYOUT_SIMILAR_TEXT = 0.6
 # Grids (cells per side) for occupancy; a pixel is "ink" when it differs from the background
@@ -144,7 +146,7 @@ def match_blocks(reference: list[DomElement], page: list[DomElement]) -> list[tu
 @register_channel("layout")
 class LayoutChannel(ReferenceChannel):
     """Each text block of the reference is found in the page by its text, and credited by how
-    close its centre is to the reference's (full credit in place, none past LAYOUT_MAX_SHIFT)."""
+    close its centre is to the reference's (full credit near it, none past LAYOUT_MAX_SHIFT)."""
 
     name = "layout"
 
@@ -166,7 +168,8 @@ class LayoutChannel(ReferenceChannel):
                 continue
             dx = abs((seen.x + seen.w / 2) - (block.x + block.w / 2)) / width
             dy = abs((seen.y + seen.h / 2) - (block.y + block.h / 2)) / height
-            credit = max(0.0, 1.0 - max(dx, dy) / LAYOUT_MAX_SHIFT)
+            shift = max(dx, dy)
+            credit = min(1.0, max(0.0, (LAYOUT_MAX_SHIFT - shift) / (LAYOUT_MAX_SHIFT - LAYOUT_TOLERANCE)))
             credits.append(credit)
             if credit < 1.0 and len(moved) < 20:
                 moved.append({"text": text[:60], "shift": [round(dx, 4), round(dy, 4)]})
