@@ -269,18 +269,15 @@ def fake_env():
     yield FakeRefineEnv
 
 
-async def test_refine_agent_loop_through_verls_agent_loop_worker(tiny_model, fake_env):
+async def run_refine_batch(tiny_model, llm, env_id: str, response_length: int = 256) -> DataProto:
+    """Two episodes of one task through veRL's AgentLoopWorker (plain object, no Ray)."""
     from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
-    from verl.utils import hf_tokenizer
 
-    tokenizer = hf_tokenizer(tiny_model)
-    turns = ["render index.html", "submit the page"]
-    llm = FakeLLM(tokenizer, turns)
     cfg = composed("grpo_multi_turn", f"actor_rollout_ref.model.path={tiny_model}", "data.max_prompt_length=256",
-                   "data.max_response_length=256")
+                   f"data.max_response_length={response_length}")
     worker = AgentLoopWorker(cfg, llm_client=llm)
     task = load_tasks("builtin:web")[0]
-    row = {"task": task.model_dump_json(), "env_id": "FakeRefine-v0", "task_id": task.id}
+    row = {"task": task.model_dump_json(), "env_id": env_id, "task_id": task.id}
     batch = DataProto.from_dict(non_tensors={
         "raw_prompt": np.array([[{"role": "user", "content": task.prompt}]] * 2, dtype=object),
         "agent_name": np.array([AGENT_NAME] * 2, dtype=object),
@@ -288,7 +285,16 @@ async def test_refine_agent_loop_through_verls_agent_loop_worker(tiny_model, fak
         "data_source": np.array(["aesenv/web"] * 2, dtype=object),
         "reward_model": np.array([{"ground_truth": ""}] * 2, dtype=object),
         "uid": np.array(["u", "u"], dtype=object)})
-    out = await worker.generate_sequences(batch)
+    return await worker.generate_sequences(batch)
+
+
+async def test_refine_agent_loop_through_verls_agent_loop_worker(tiny_model, fake_env):
+    from verl.utils import hf_tokenizer
+
+    tokenizer = hf_tokenizer(tiny_model)
+    turns = ["render index.html", "submit the page"]
+    llm = FakeLLM(tokenizer, turns)
+    out = await run_refine_batch(tiny_model, llm, "FakeRefine-v0")
 
     assert sorted(fake_env.actions) == sorted(turns * 2)
     assert len(llm.prompts) == 2 and all(len(p) == 2 for p in llm.prompts.values())
@@ -307,3 +313,28 @@ async def test_refine_agent_loop_through_verls_agent_loop_worker(tiny_model, fak
     assert math.isnan(out.non_tensor_batch["aes_interactive"][0])
     assert out.non_tensor_batch["aes_interactive_applicable"][0] == 0.0
     assert list(out.non_tensor_batch["potentials"][0]) == [0.0, 0.5, 0.8]
+
+
+async def test_refine_agent_loop_submits_when_the_response_budget_runs_out(tiny_model, fake_env):
+    from verl.utils import hf_tokenizer
+
+    llm = FakeLLM(hf_tokenizer(tiny_model), ["render index.html " * 10])
+    out = await run_refine_batch(tiny_model, llm, "FakeRefine-v0", response_length=16)
+    assert fake_env.actions.count({"name": "submit", "arguments": {}}) == 2  # one per episode, sent by the loop
+    assert out.batch["responses"].shape[1] == 16
+    assert out.non_tensor_batch["aes_static"][0] == pytest.approx(0.6)
+
+
+class BrokenRefineEnv(FakeRefineEnv):
+    async def step(self, action):
+        raise RuntimeError("renderer crashed")
+
+
+async def test_refine_agent_loop_masks_an_episode_whose_env_fails(tiny_model):
+    from verl.utils import hf_tokenizer
+
+    REFINE_ENVS.register("BrokenRefine-v0")(BrokenRefineEnv)
+    out = await run_refine_batch(tiny_model, FakeLLM(hf_tokenizer(tiny_model), ["render index.html"]), "BrokenRefine-v0")
+    last = int(out.batch["attention_mask"][0, 256:].sum()) - 1
+    assert math.isnan(out.batch["rm_scores"][0, last].item())  # masked, not a 0 that looks like a score
+    assert list(out.non_tensor_batch["aes_reward_valid"]) == [0.0, 0.0]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import io
+import logging
 import math
 from typing import Any
 from uuid import uuid4
@@ -27,6 +28,8 @@ from aesenv.registry import Registry
 from aesenv.rewards import RewardPipeline, RewardRecord
 from aesenv.tasks import Task
 from train.reward import pipeline_config, reward_fields, shared_pipeline, task_of
+
+log = logging.getLogger(__name__)
 
 AGENT_NAME = "aesenv_refine"
 SUBMIT = {"name": "submit", "arguments": {}}
@@ -101,41 +104,46 @@ class AesRefineAgentLoop(AgentLoopBase):
         images: list[Image.Image] = []
         potentials = [float(info.get("potential", 0.0))]
         request_id = uuid4().hex
-        turns, done, reward, final = 0, False, math.nan, {}
-        while not done:
+        turns = 0
+        while True:
             out = await self.server_manager.generate(request_id=request_id, prompt_ids=ids,
                                                      sampling_params=sampling_params, image_data=images or None)
             merged, mask, new_logprobs = await self.ct_merge_assistant_token(
                 ids, out.token_ids, mask, logprobs if out.log_probs else None,
                 assistant_logprobs=out.log_probs or None)
-            logprobs = new_logprobs or []
-            ids = merged.token_ids
+            ids, logprobs = merged.token_ids, new_logprobs or []
             text = self.tokenizer.decode(out.token_ids, skip_special_tokens=True)
             messages.append({"role": "assistant", "content": text})
             turns += 1
-            observation, reward, terminated, truncated, final = await env.step(text)
-            potentials.append(float(final.get("potential", potentials[-1])))
-            done = terminated or truncated
-            if done:
-                break
-            if len(mask) >= self.response_length:
-                observation, reward, _, _, final = await env.step(SUBMIT)
-                potentials.append(float(final.get("potential", potentials[-1])))
-                break
-            converted = [for_policy(m, with_images) for m in observation]
-            new_images = [img for _, imgs in converted for img in imgs]
-            self._assert_mm_supported(bool(new_images))
-            previous = list(messages)
-            messages.extend(m for m, _ in converted)
-            merged, new_mask, new_logprobs = await self.ct_merge_context_msg(previous, messages, ids, mask,
-                                                                             logprobs or None, tools=tools)
-            if len(new_mask) >= self.response_length:
-                observation, reward, _, _, final = await env.step(SUBMIT)
-                potentials.append(float(final.get("potential", potentials[-1])))
-                break
-            ids, mask, logprobs = merged.token_ids, new_mask, new_logprobs or []
-            images.extend(new_images)
+            observation, reward, done, final = await self._step(env, text, potentials)
+            if not done and len(mask) < self.response_length:
+                converted = [for_policy(m, with_images) for m in observation]
+                new_images = [img for _, imgs in converted for img in imgs]
+                self._assert_mm_supported(bool(new_images))
+                previous = list(messages)
+                messages.extend(m for m, _ in converted)
+                merged, new_mask, new_logprobs = await self.ct_merge_context_msg(previous, messages, ids, mask,
+                                                                                 logprobs or None, tools=tools)
+                if len(new_mask) < self.response_length:
+                    ids, mask, logprobs = merged.token_ids, new_mask, new_logprobs or []
+                    images.extend(new_images)
+                    continue
+            if not done:  # out of response budget: submit for the policy, as the env does at its turn budget
+                _, reward, _, final = await self._step(env, SUBMIT, potentials)
+            break
         return self._output(ids, mask, logprobs, images, turns, reward, final, potentials)
+
+    @staticmethod
+    async def _step(env: AsyncRefineEnv, action: str | dict, potentials: list[float]
+                    ) -> tuple[list[dict], float, bool, dict[str, Any]]:
+        """One env step; the env failing on our side ends the episode unscored (NaN), not the batch."""
+        try:
+            observation, reward, terminated, truncated, info = await env.step(action)
+        except Exception:  # noqa: BLE001 - one broken episode must not fail the rollout batch
+            log.exception("aesenv refine episode: the env failed; the trajectory is masked")
+            return [], math.nan, True, {}
+        potentials.append(float(info.get("potential", potentials[-1])))
+        return observation, reward, terminated or truncated, info
 
     def _output(self, ids: list[int], mask: list[int], logprobs: list[float], images: list[Image.Image],
                 turns: int, reward: float, final: dict[str, Any], potentials: list[float]) -> AgentLoopOutput:
