@@ -101,6 +101,14 @@ class VlmAgent:
         self.budget = budget
         self.name = f"vlm-agent:{client.config.model}"
 
+    @property
+    def deadline_s(self) -> float:
+        """A plan, then up to two turns per scored interaction, each a full client call."""
+        return (2 * self.budget + 2) * self.client.config.worst_case_s
+
+    async def close(self) -> None:
+        await self.client.close()
+
     def _intro(self, task: Task) -> str:
         category = Category.parse(task.category)
         text = f"Category: {category.value}\nThe page was built for this request:\n{task.prompt[:3000]}"

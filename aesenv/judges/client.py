@@ -80,6 +80,11 @@ class ClientConfig(BaseModel):
     price_per_mtok_out: float | None = None
 
     @property
+    def worst_case_s(self) -> float:
+        """How long one call may take with every retry used: the deadline a caller should allow."""
+        return (self.retries + 1) * self.timeout_s + self.retries * self.max_wait_s
+
+    @property
     def public_base_url(self) -> str:
         """The base URL without user info or query (which may carry credentials), for records."""
         parts = urlsplit(self.base_url)

@@ -188,6 +188,10 @@ class VlmStaticJudge:
         return StaticJudgement(alignment=alignment, aesthetics=aesthetics, structure=structure,
                                total=round(total, 4), rationale=closest.rationale, evidence=evidence)
 
+    @property
+    def deadline_s(self) -> float:
+        return self.client.config.worst_case_s
+
     async def close(self) -> None:
         await self.client.close()
 

@@ -55,6 +55,12 @@ class InteractiveChannel:
             spec, budget, options = _agent_spec(config) if config is not None else ("offline", 3, {})
             agent = make_interactor(spec, budget, **options)
         self.agent = agent
+        self.deadline_s: float | None = getattr(agent, "deadline_s", None)
+
+    async def close(self) -> None:
+        close_agent = getattr(self.agent, "close", None)  # a VLM agent holds an HTTP client
+        if close_agent is not None:
+            await close_agent()
 
     async def score(self, evidence: Evidence) -> ChannelResult:
         artifact, rendering, live = evidence.artifact, evidence.rendering, evidence.live

@@ -114,10 +114,11 @@ class RewardPipeline:
         await self.linter.close()
         await self.renderer.close()
         await self.sandbox.close()
-        for judge in (self.judge, self.plot_judge):
-            close_judge = getattr(judge, "close", None)  # VLM judges hold an HTTP client
-            if close_judge is not None:
-                await close_judge()
+        owners = [self.judge, self.plot_judge, *(c for cs in self.channels_by_kind.values() for c in cs)]
+        for owner in owners:
+            close = getattr(owner, "close", None)  # VLM judges and agents hold an HTTP client
+            if close is not None:
+                await close()
 
     def provenance(self) -> dict[str, str]:
         return {
@@ -198,10 +199,13 @@ class RewardPipeline:
         return list(results)
 
     async def _run_channel(self, channel: RewardChannel, evidence: Evidence) -> ChannelResult:
+        # A channel that calls a remote model may need longer than the default: it says how long
+        # its calls can take with every retry, so the pipeline never cuts a retry short.
+        deadline = max(self.config.channel_timeout_s, getattr(channel, "deadline_s", None) or 0.0)
         try:
-            return await asyncio.wait_for(channel.score(evidence), self.config.channel_timeout_s)
+            return await asyncio.wait_for(channel.score(evidence), deadline)
         except asyncio.TimeoutError:
-            return ChannelResult.infra_error(f"{channel.name} exceeded its {self.config.channel_timeout_s}s deadline")
+            return ChannelResult.infra_error(f"{channel.name} exceeded its {deadline:.0f}s deadline")
         except Exception as exc:  # noqa: BLE001 - a channel bug must not crash the batch
             return ChannelResult.infra_error(f"{channel.name} raised {type(exc).__name__}: {exc}")
 

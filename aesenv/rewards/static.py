@@ -17,6 +17,7 @@ class StaticChannel:
 
     def __init__(self, judge: StaticJudge, **_: object) -> None:
         self.judge = judge
+        self.deadline_s: float | None = getattr(judge, "deadline_s", None)
 
     async def score(self, evidence: Evidence) -> ChannelResult:
         artifact, rendering = evidence.artifact, evidence.rendering
@@ -31,7 +32,7 @@ class StaticChannel:
         try:
             judgement = await self.judge.judge(evidence.task, rendering)
         except Exception as exc:  # noqa: BLE001 - a judge failure must be masked, not scored
-            log.exception("static judge failed")
+            log.warning("static judge %s failed: %s: %s", self.judge.name, type(exc).__name__, exc)
             return ChannelResult.infra_error(f"judge {self.judge.name} failed: {type(exc).__name__}: {exc}")
         blank = rendering.metrics.text_chars == 0 and not rendering.metrics.canvases and not any(
             e.tag in ("svg", "img", "video") for e in rendering.elements)
