@@ -88,7 +88,8 @@ def write_report(out_dir: Path, records: list[RewardRecord], summary: dict[str, 
         for label, key in [("episodes", "n_total"), ("infra errors", "n_infra_error"), ("mean reward (paper)", "reward_mean"),
                            ("mean normalized", "normalized_mean"), ("static total", "static_total_mean"),
                            ("good rate", "good_rate"), ("execution pass", "execution_pass_rate"),
-                           ("interactive mean", "interactive_mean"), ("wall s", "wall_s")])
+                           ("interactive mean", "interactive_mean"), ("wall s", "wall_s"),
+                           *([("error rate", "error_rate")] if "error_rate" in summary else [])])
     rows, figures = [], []
     for r in records:
         static = r.channels.get("static")

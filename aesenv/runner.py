@@ -25,6 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 from tqdm import tqdm
 
+from aesenv.judges.client import Usage
 from aesenv.rewards import PipelineConfig, RewardPipeline, RewardRecord
 from aesenv.rewards.pipeline import Scored
 from aesenv.tasks import Task
@@ -177,15 +178,11 @@ def record_usage(record: RewardRecord) -> list[dict[str, Any]]:
 
 def total_usage(records: list[RewardRecord]) -> dict[str, Any]:
     """Judge requests, tokens, cache hits and dollars (when priced) over all records."""
-    total: dict[str, Any] = {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0, "cache_hits": 0,
-                             "retries": 0, "cost_usd": None}
+    total = Usage()
     for record in records:
         for usage in record_usage(record):
-            for key in ("requests", "prompt_tokens", "completion_tokens", "cache_hits", "retries"):
-                total[key] += int(usage.get(key) or 0)
-            if usage.get("cost_usd") is not None:
-                total["cost_usd"] = round((total["cost_usd"] or 0.0) + float(usage["cost_usd"]), 8)
-    return total
+            total.add(Usage.model_validate(usage))
+    return total.model_dump()
 
 
 def _at_least_good(total: float) -> bool:

@@ -155,6 +155,12 @@ def test_opendesign_with_the_test_server_as_policy_and_judge(tmp_path, openai_se
     policy_calls = [r for r in openai_server.completions if not r.messages[0]["role"] == "system"]
     assert len(policy_calls) == 5
     assert "judge samples" in (out / "report.html").read_text()
+    judged = len(openai_server.completions)
+    again = tmp_path / "again"  # a fresh run: the policy is asked again, the judge's answers come from its cache
+    assert bench("opendesign", "--prompts", str(prompts), "--policy", "openai:test-model", "--judge",
+                 "openai:test-model", "--judge-samples", "3", "--out", str(again)) == 0
+    assert summary_of(again)["judge_usage"]["cache_hits"] >= 5 and summary_of(again)["static_total_mean"] == 73
+    assert not [r for r in openai_server.completions[judged:] if "senior product designer" in r.text]
 
 
 @pytest.mark.slow
