@@ -8,7 +8,7 @@ import pytest
 
 from aesenv.cli import main as cli
 from benchmarks.stats import diff_ci, mean_ci
-from support.openai_server import choices
+from support.aescoder_script import STATIC_JUDGE_MARK, scripted_aescoder
 
 ROOT = Path(__file__).resolve().parents[1]
 SLICE = ROOT / "benchmarks" / "data" / "opendesign_slice.jsonl"
@@ -110,35 +110,12 @@ def test_resume_skips_finished_items_and_a_changed_config_is_refused(tmp_path, c
     assert len(records_of(out)) == 3  # nothing mixed in
 
 
-PAGE = """<!DOCTYPE html><html><head><title>Demo</title><style>body{font-family:sans-serif;margin:40px}
-button{padding:8px 16px}</style></head><body><h1>Scripted answer</h1><p id="out">Ready.</p>
-<button onclick="document.getElementById('out').textContent='Clicked!'">Try it</button></body></html>"""
-
-
-def scripted_model(request):
-    """One server plays the policy, the VLM judge (three different samples) and the web agent."""
-    system = request.messages[0]["content"] if request.messages[0]["role"] == "system" else ""
-    if "senior product designer" in system:
-        samples = [{"alignment": 30 + i, "aesthetics": 22, "structure": 20, "total": 72 + i, "rationale": "ok"}
-                   for i in range(request.n)]
-        return choices(*samples)
-    if "You test generated web pages" in system:
-        last = request.messages[-1]["content"]
-        text = " ".join(p.get("text", "") for p in last) if isinstance(last, list) else last
-        if "Write the plan" in text:
-            return {"plan": ["press the button"]}
-        if "This is your first turn" in text:
-            return {"previous_score": None, "action": "click [0]" if "[0]" in text else "wait"}
-        return {"previous_score": 1, "previous_reason": "it responded", "action": "finish"}
-    return f"Here it is.\n```html\n{PAGE}\n```"
-
-
 @pytest.mark.slow
 def test_opendesign_with_the_test_server_as_policy_and_judge(tmp_path, openai_server, monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", openai_server.url)
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     monkeypatch.setenv("AESENV_JUDGE_CACHE", str(tmp_path / "cache"))
-    openai_server.default = scripted_model
+    openai_server.default = scripted_aescoder
     out = tmp_path / "run"
     prompts = one_per_category(tmp_path)
     assert bench("opendesign", "--prompts", str(prompts), "--policy", "openai:test-model", "--judge",
@@ -160,7 +137,7 @@ def test_opendesign_with_the_test_server_as_policy_and_judge(tmp_path, openai_se
     assert bench("opendesign", "--prompts", str(prompts), "--policy", "openai:test-model", "--judge",
                  "openai:test-model", "--judge-samples", "3", "--out", str(again)) == 0
     assert summary_of(again)["judge_usage"]["cache_hits"] >= 5 and summary_of(again)["static_total_mean"] == 73
-    assert not [r for r in openai_server.completions[judged:] if "senior product designer" in r.text]
+    assert not [r for r in openai_server.completions[judged:] if STATIC_JUDGE_MARK in r.text]
 
 
 @pytest.mark.slow

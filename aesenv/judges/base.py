@@ -28,6 +28,10 @@ class StaticJudgement(BaseModel):
             raise ValueError(f"total {self.total} != sum of sub-scores {expected:.2f}")
         return self
 
+    def payload(self, judge_name: str, judge_version: str) -> dict[str, Any]:
+        """What a static channel records: who judged, the sub-scores, and the evidence."""
+        return {"judge": judge_name, "judge_version": judge_version, **self.model_dump()}
+
 
 class StaticJudge(Protocol):
     """Scores a rendered page against its task on the 40/30/30 rubric."""

@@ -201,10 +201,17 @@ def openai_judge(model: str, *, base_url: str | None = None, samples: int = 1,
     """`openai:<model>`: settings from the environment (OPENAI_BASE_URL, OPENAI_API_KEY) unless
     given. With several samples the default temperature is 0.7: a median of identical
     temperature-0 answers would cost k times as much and tell nothing more."""
+    return VlmStaticJudge(judge_client(model, base_url=base_url, samples=samples, temperature=temperature,
+                                       **client_settings), VlmJudgeConfig(samples=samples))
+
+
+def judge_client(model: str, *, base_url: str | None = None, samples: int = 1, temperature: float | None = None,
+                 **client_settings: Any) -> ChatClient:
+    """The client every `openai:<model>` judge uses (pages and plots alike)."""
     if not model:
         raise ValueError("the openai judge needs a model name: --judge openai:<model>")
     settings: dict[str, Any] = {"model": model, **client_settings}
     if base_url:
         settings["base_url"] = base_url
     settings["temperature"] = temperature if temperature is not None else (0.0 if samples == 1 else 0.7)
-    return VlmStaticJudge(ChatClient(ClientConfig(**settings)), VlmJudgeConfig(samples=samples))
+    return ChatClient(ClientConfig(**settings))

@@ -19,8 +19,8 @@ import statistics
 from typing import Any
 
 from aesenv.judges.base import StaticJudgement
-from aesenv.judges.client import ChatClient, ClientConfig, image_part
-from aesenv.judges.vlm import RubricAnswer, check_total
+from aesenv.judges.client import ChatClient, image_part
+from aesenv.judges.vlm import RubricAnswer, check_total, judge_client
 from aesenv.sandbox.base import Figure
 from aesenv.tasks import Task
 
@@ -126,10 +126,5 @@ class VlmPlotJudge:
 def openai_plot_judge(model: str, *, base_url: str | None = None, samples: int = 1,
                       temperature: float | None = None, **client_settings: Any) -> VlmPlotJudge:
     """Takes the same options as the page judge (`aesenv.judges.vlm.openai_judge`)."""
-    if not model:
-        raise ValueError("the openai judge needs a model name: --judge openai:<model>")
-    settings: dict[str, Any] = {"model": model, **client_settings}
-    if base_url:
-        settings["base_url"] = base_url
-    settings["temperature"] = temperature if temperature is not None else (0.0 if samples == 1 else 0.7)
-    return VlmPlotJudge(ChatClient(ClientConfig(**settings)), samples=samples)
+    return VlmPlotJudge(judge_client(model, base_url=base_url, samples=samples, temperature=temperature,
+                                     **client_settings), samples=samples)

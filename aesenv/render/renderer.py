@@ -221,6 +221,7 @@ class Renderer:
             self._browser = await self._pw.chromium.launch(
                 executable_path=self._binary.path, args=list(CHROMIUM_ARGS), timeout=30_000)
             self.launches += 1
+            self._top_up()
 
     async def close(self) -> None:
         # Background work on a dead browser can wait forever; give it a bounded grace period.
@@ -361,12 +362,17 @@ class Renderer:
             self._track(self._close_context(candidate.ctx))
         if prepared is None:
             prepared = await self._prepared_page(seed)
-        if len(self._warm) + self._warming < self.config.warm_pages:
-            self._track(self._refill())
+        self._top_up()
         return prepared
 
+    def _top_up(self) -> None:
+        """Bring the warm set back to `warm_pages`, counting pages already being made (counted
+        when scheduled, so two quick renders never over-fill it)."""
+        for _ in range(self.config.warm_pages - len(self._warm) - self._warming):
+            self._warming += 1
+            self._track(self._refill())
+
     async def _refill(self) -> None:
-        self._warming += 1
         try:
             with contextlib.suppress(PlaywrightError, AssertionError, asyncio.TimeoutError):
                 self._warm.append(await asyncio.wait_for(self._prepared_page(self.config.seed), 15))

@@ -93,18 +93,9 @@ class PlotStaticChannel:
         try:
             judgement = await self.judge.judge(evidence.task, evidence.plot.figures)
         except Exception as exc:  # noqa: BLE001 - a judge failure must be masked, not scored
-            log.exception("plot judge failed")
+            log.warning("plot judge %s failed: %s: %s", self.judge.name, type(exc).__name__, exc)
             return ChannelResult.infra_error(f"judge {self.judge.name} failed: {type(exc).__name__}: {exc}")
-        payload = {
-            "judge": self.judge.name,
-            "judge_version": self.judge.version,
-            "alignment": judgement.alignment,
-            "aesthetics": judgement.aesthetics,
-            "structure": judgement.structure,
-            "total": judgement.total,
-            "rationale": judgement.rationale,
-            "evidence": judgement.evidence,
-        }
+        payload = judgement.payload(self.judge.name, self.judge.version)
         empty = judgement.evidence.get("presence", 1) == 0
         if empty:
             payload["reason"] = "the figures show no data"

@@ -36,17 +36,7 @@ class StaticChannel:
             return ChannelResult.infra_error(f"judge {self.judge.name} failed: {type(exc).__name__}: {exc}")
         blank = rendering.metrics.text_chars == 0 and not rendering.metrics.canvases and not any(
             e.tag in ("svg", "img", "video") for e in rendering.elements)
-        payload = {
-            "judge": self.judge.name,
-            "judge_version": self.judge.version,
-            "alignment": judgement.alignment,
-            "aesthetics": judgement.aesthetics,
-            "structure": judgement.structure,
-            "total": judgement.total,
-            "rationale": judgement.rationale,
-            "evidence": judgement.evidence,
-            "render_status": rendering.status.value,
-        }
+        payload = {**judgement.payload(self.judge.name, self.judge.version), "render_status": rendering.status.value}
         if blank:
             payload["reason"] = "the page rendered blank"
         return ChannelResult(status=ChannelStatus.FAILED if blank else ChannelStatus.OK,
