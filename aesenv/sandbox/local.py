@@ -32,6 +32,7 @@ WORLD_WRITABLE = ("/var/tmp", "/dev/shm", "/run/lock", "/dev/mqueue")
 # Users' private files; jobs see empty directories holding only the Python installation in use.
 HIDDEN = ("/root", "/home")
 SCRATCH_MB = 1024
+SEPARATE_SCRATCH = "/run/aesenv-sandbox"  # the workspace root when /tmp holds the Python installation
 MPL_CACHE = paths.home() / "matplotlib"  # font cache kept across worker starts
 WORKER_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "MPLBACKEND": "Agg",
               "OPENBLAS_NUM_THREADS": "1", "MPLCONFIGDIR": str(MPL_CACHE)}
@@ -63,6 +64,17 @@ def _python_dirs(python: str) -> tuple[str, ...]:
     return tuple(sorted({os.path.realpath(p) for p in found if p and os.path.isdir(p)} | {str(MPL_CACHE)}))
 
 
+def scratch_layout(exposed: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+    """Where workspaces live, and which host directories jobs see empty. Workspaces normally take
+    over /tmp. When the Python installation (or its font cache) lives under /tmp — a checkout in
+    /tmp, as CI often does — that tmpfs would hide it, and the per-job wipe must never reach
+    host files: workspaces then get their own root and /tmp is hidden like /root, with the
+    installation mounted back in it."""
+    if not any(path == "/tmp" or path.startswith("/tmp/") for path in exposed):
+        return "/tmp", HIDDEN
+    return SEPARATE_SCRATCH, (*HIDDEN, "/tmp")
+
+
 @SANDBOXES.register("local")
 class LocalSandbox(WarmPool):
     name = "local"
@@ -83,11 +95,13 @@ class LocalSandbox(WarmPool):
         worker = [self.python, "-I", str(WORKER_SCRIPT), "--figure-meta", str(FIGURE_META)]
         if not self.isolate:
             return [*worker, "--scratch", os.path.join(self._scratch, str(slot.index))]
+        exposed = _python_dirs(self.python)
+        scratch, hidden = scratch_layout(exposed)
         mounts = [arg for path in WORLD_WRITABLE for arg in ("--readonly", path)]
-        mounts += [arg for path in HIDDEN for arg in ("--hide", path)]
-        mounts += [arg for path in _python_dirs(self.python) for arg in ("--expose", path)]
-        return ["unshare", *UNSHARE, *worker, "--scratch", "/tmp", "--private-mounts", str(SCRATCH_MB), "--uid", str(job_uid(slot.index)),
-                *mounts]
+        mounts += [arg for path in hidden for arg in ("--hide", path)]
+        mounts += [arg for path in exposed for arg in ("--expose", path)]
+        return ["unshare", *UNSHARE, *worker, "--scratch", scratch, "--private-mounts", str(SCRATCH_MB),
+                "--uid", str(job_uid(slot.index)), *mounts]
 
     async def _prepare(self) -> None:
         MPL_CACHE.mkdir(parents=True, exist_ok=True)
