@@ -95,7 +95,8 @@ class LocalSandbox(WarmPool):
         worker = [self.python, "-I", str(WORKER_SCRIPT), "--figure-meta", str(FIGURE_META)]
         if not self.isolate:
             return [*worker, "--scratch", os.path.join(self._scratch, str(slot.index))]
-        exposed = _python_dirs(self.python)
+        # The worker loads figure_meta after its mounts are in place: its folder stays visible too.
+        exposed = (*_python_dirs(self.python), str(FIGURE_META.parent))
         scratch, hidden = scratch_layout(exposed)
         mounts = [arg for path in WORLD_WRITABLE for arg in ("--readonly", path)]
         mounts += [arg for path in hidden for arg in ("--hide", path)]
