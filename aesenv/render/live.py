@@ -25,6 +25,12 @@ from aesenv.render.models import Rendering
 T = TypeVar("T")
 
 
+async def stop_scripts(cdp: Any) -> None:
+    """Stop whatever JavaScript the page is running (a loop that holds up a call on it)."""
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(cdp.send("Runtime.terminateExecution"), 2)
+
+
 class PageStalled(RuntimeError):
     """A call on the live page overran its deadline; the page's JavaScript was stopped."""
 
@@ -50,8 +56,7 @@ class LivePage:
         try:
             return await asyncio.wait_for(call, timeout_s)
         except (asyncio.TimeoutError, PlaywrightTimeoutError) as exc:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self.cdp.send("Runtime.terminateExecution"), 2)
+            await stop_scripts(self.cdp)
             raise PageStalled(f"the page did not answer within {timeout_s}s") from exc
 
     async def advance(self, ms: int, timeout_s: float = 5.0) -> None:

@@ -32,7 +32,7 @@ from playwright.async_api import async_playwright
 from pydantic import BaseModel
 
 from aesenv.render.browser import CHROMIUM_ARGS, BrowserBinary, find_chromium
-from aesenv.render.live import LivePage, Session
+from aesenv.render.live import LivePage, Session, stop_scripts
 from aesenv.render.models import (ConsoleEntry, DomElement, MobileProbe, PageMetrics, Rendering,
                                   RenderStatus, RequestEntry, RequestOutcome)
 from aesenv.render.vendor import library_usage
@@ -485,8 +485,7 @@ class Renderer:
                 return await asyncio.wait_for(coro, timeout)
             except (asyncio.TimeoutError, PlaywrightTimeoutError):
                 trace.timed_out.append(name)
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(cdp.send("Runtime.terminateExecution"), 2)
+                await stop_scripts(cdp)
             except PlaywrightError as exc:
                 if trace.crashed or self._browser is None or not self._browser.is_connected():
                     raise
