@@ -165,3 +165,16 @@ addEventListener('keydown', (e) => { if (e.key === 'Escape') ov.style.display = 
 async def test_an_overlay_without_a_close_control_is_closed_with_escape(renderer):
     report = await _explore(renderer, ESCAPE_MODAL)
     assert [(s.target, s.verdict.score) for s in report.steps[:2]] == [("#open", 1), ("keys:Escape", 1)]
+
+
+UNHANDLED_FORM = """<!doctype html><html><body><h1>Contact</h1>
+<form><label for="e">Email</label><input id="e" type="email"><button type="submit">Send</button></form></body></html>"""
+
+
+async def test_a_form_that_reloads_the_page_is_seen_to_reload_every_time(renderer):
+    # The submit's navigation starts a task later than the click: measured too early, the
+    # step would read "no response" on some runs and "reloaded" on others.
+    for _ in range(4):
+        report = await _explore(renderer, UNHANDLED_FORM)
+        submit = report.steps[-1]
+        assert submit.verdict.score == 0 and submit.response.reloaded, submit.verdict.reason

@@ -190,7 +190,8 @@ class Actor:
         state_before = await live.evaluate(_OBSERVE, "act")
         errors_before = len(live.page_errors)
 
-        await self._perform(action, target, point)
+        async with live.settles_navigation():
+            await self._perform(action, target, point)
 
         state_after = await live.evaluate(_OBSERVE, "idle")
         after = await live.screenshot()

@@ -111,6 +111,13 @@ _PAGE_PRELUDE = """(seed) => {
   // attempts are counted for the record.
   self.__aesenvPopups = 0;
   self.open = function open() { self.__aesenvPopups += 1; return null; };
+  // The top document notes when it starts leaving for another (a form submit, a reload), so
+  // an agent acting on the live page knows to wait for the new one.
+  if (self === self.top) {
+    const leaving = () => { self[Symbol.for("aesenv.leaving")] = true; };
+    addEventListener("beforeunload", leaving, true);
+    if (self.navigation) navigation.addEventListener("navigate", (e) => { if (!e.destination.sameDocument) leaving(); });
+  }
 }"""
 
 
@@ -121,7 +128,7 @@ class AssetResolver(Protocol):
         """Return (body, content type, label) or None to leave the request blocked."""
 
 
-def _leaves_the_page(request, page: Page) -> bool:
+def _navigates_the_page(request, page: Page) -> bool:
     """A navigation of the artifact's own top-level frame (not an iframe, not a popup)."""
     if not request.is_navigation_request():
         return False
@@ -156,6 +163,10 @@ class _Trace:
         self.failed: dict[str, str] = {}
         self.crashed = False
         self.settled_ms = 0
+        # Top-level navigations the page asked for, and whether the document it went to has
+        # loaded (cleared while one of the artifact's own pages loads; set by its load event).
+        self.navigations = 0
+        self.document_loaded = asyncio.Event()
 
     @contextlib.asynccontextmanager
     async def stage(self, name: str):
@@ -433,11 +444,16 @@ class Renderer:
         page.on("dialog", on_dialog)
         page.on("popup", lambda p: asyncio.ensure_future(p.close()))
         page.on("crash", lambda _: setattr(prepared.trace, "crashed", True))
+        page.on("load", lambda _: prepared.trace.document_loaded.set())
 
     async def _route(self, route: Route, prepared: _Prepared) -> None:
         request, site, trace = route.request, prepared.site, prepared.trace
         url = request.url
-        if _leaves_the_page(request, prepared.page) and not url.startswith(ORIGIN + "/"):
+        navigates = _navigates_the_page(request, prepared.page)
+        trace.navigations += navigates
+        if navigates and url.startswith(ORIGIN + "/"):
+            trace.document_loaded.clear()
+        elif navigates:
             # A 204 cancels the navigation and keeps the artifact on screen: we judge the page
             # the model wrote, not an error page or whatever it tried to leave for.
             trace.requests.append(RequestEntry(url=url[:2000], resource_type=request.resource_type,
