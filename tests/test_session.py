@@ -75,6 +75,10 @@ async def test_an_action_that_leaves_the_page_ends_on_the_loaded_document(render
                                     "document.getElementById('q').value]")
         assert state == [url_after, control in ("#away", "#stay"), value_after]
         assert await live.evaluate("() => document.readyState") == "complete"
+        start = asyncio.get_running_loop().time()
+        async with live.settles_navigation():  # the next action does not wait on this one's navigation
+            await live.bounded(live.page.click("#stay"))
+        assert asyncio.get_running_loop().time() - start < 3
 
 
 async def test_a_timer_that_reloads_the_page_does_not_break_calls_on_it(renderer):

@@ -42,7 +42,9 @@ _LEAVING = """async () => {
   for (let turn = 0; turn < 2; turn++) {
     await new Promise((resolve) => { const c = new MessageChannel(); c.port1.onmessage = resolve; c.port2.postMessage(null); });
   }
-  return self[Symbol.for("aesenv.leaving")] === true;
+  const leaving = self[Symbol.for("aesenv.leaving")] === true;
+  self[Symbol.for("aesenv.leaving")] = false;  // a navigation held back leaves the document in place
+  return leaving;
 }"""
 
 
