@@ -450,7 +450,8 @@ class Renderer:
         request, site, trace = route.request, prepared.site, prepared.trace
         url = request.url
         navigates = _navigates_the_page(request, prepared.page)
-        trace.navigations += navigates
+        if navigates:
+            trace.navigations += 1
         if navigates and url.startswith(ORIGIN + "/"):
             trace.document_loaded.clear()
         elif navigates:
