@@ -28,8 +28,6 @@ async def test_session_keeps_the_page_open_with_its_clock_paused(renderer):
 
 
 async def _closed_soon(page) -> bool:
-    import asyncio
-
     for _ in range(50):
         if page.is_closed():
             return True

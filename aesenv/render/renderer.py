@@ -449,18 +449,16 @@ class Renderer:
     async def _route(self, route: Route, prepared: _Prepared) -> None:
         request, site, trace = route.request, prepared.site, prepared.trace
         url = request.url
-        navigates = _navigates_the_page(request, prepared.page)
-        if navigates:
+        if _navigates_the_page(request, prepared.page):
             trace.navigations += 1
-        if navigates and url.startswith(ORIGIN + "/"):
+            if not url.startswith(ORIGIN + "/"):
+                # A 204 cancels the navigation and keeps the artifact on screen: we judge the page
+                # the model wrote, not an error page or whatever it tried to leave for.
+                trace.requests.append(RequestEntry(url=url[:2000], resource_type=request.resource_type,
+                                                   outcome=RequestOutcome.BLOCKED, detail="top-level navigation away"))
+                await route.fulfill(status=204, body="")
+                return
             trace.document_loaded.clear()
-        elif navigates:
-            # A 204 cancels the navigation and keeps the artifact on screen: we judge the page
-            # the model wrote, not an error page or whatever it tried to leave for.
-            trace.requests.append(RequestEntry(url=url[:2000], resource_type=request.resource_type,
-                                               outcome=RequestOutcome.BLOCKED, detail="top-level navigation away"))
-            await route.fulfill(status=204, body="")
-            return
         if url.startswith(ORIGIN + "/"):
             path = url[len(ORIGIN) + 1:].split("?", 1)[0].split("#", 1)[0] or "index.html"
             if path in site:
