@@ -3,23 +3,15 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-SUDO   := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
-APT_PACKAGES := chromium-headless-shell nodejs npm fonts-liberation2 fonts-dejavu-core fonts-noto-color-emoji
 
 .PHONY: setup system-deps python-deps node-tools demo test test-fast doctor clean
 
 setup: system-deps python-deps node-tools
 
-# Debian's headless Chromium (Playwright's own browser download is not needed) and Node.js.
+# Chromium, Node.js/npm, bubblewrap and fonts, each only when missing (aesenv/sysdeps.py holds the
+# table): apt never gets asked for a package that conflicts with one already there.
 system-deps:
-	@if command -v chromium-headless-shell >/dev/null && command -v node >/dev/null && command -v npm >/dev/null \
-	    && fc-list | grep -qi liberation; then \
-	  echo "system packages present"; \
-	elif command -v apt-get >/dev/null; then \
-	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(APT_PACKAGES); \
-	else \
-	  echo "install Chromium (or run 'playwright install chromium') and Node.js with npm, then rerun"; \
-	fi
+	@$(PYTHON) aesenv/sysdeps.py install --quiet
 
 # The veRL extra (train/ and its tests) comes with torch: install torch first, on its own, so pip
 # takes the build TORCH names (the CPU wheel where one is on the find-links path) instead of
@@ -39,8 +31,10 @@ python-deps: $(STAMP)
 node-tools: $(STAMP)
 	$(BIN)/aesenv setup --quiet
 
-doctor: setup
-	$(BIN)/aesenv doctor
+# What is missing and how to install it; works before set-up has run.
+doctor:
+	-@$(PYTHON) aesenv/sysdeps.py check --group base --group docker
+	@if [ -x $(BIN)/aesenv ]; then $(BIN)/aesenv doctor; else echo "no $(VENV) yet: run 'make setup'"; fi
 
 demo: setup
 	$(BIN)/aesenv demo --out runs/demo

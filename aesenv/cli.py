@@ -44,7 +44,14 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     from aesenv.lint.htmlhint import htmlhint_module_dir
     from aesenv.render import BrowserNotFound, Renderer, find_chromium
 
+    from aesenv import sysdeps
+
     checks: dict[str, dict[str, object]] = {}
+    unmet = sysdeps.missing(sysdeps.GROUPS)
+    checks["system"] = {"ok": not any(n.group == "base" for n in unmet),
+                        "detail": "; ".join(sysdeps.describe(unmet)) + (
+                            f" -- to install: {sysdeps.install_command([n.package for n in unmet])}" if unmet
+                            else "") or "all system programs present"}
     checks["python"] = {"ok": True, "detail": sys.version.split()[0]}
     checks["aesenv"] = {"ok": True, "detail": aesenv.__version__}
     try:

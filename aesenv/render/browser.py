@@ -11,6 +11,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from aesenv.sysdeps import CHROMIUM_CANDIDATES
+
 # Without these, Chromium keeps dialing Google services; on a closed network that stalls.
 CHROMIUM_ARGS = (
     "--no-sandbox",
@@ -30,14 +32,6 @@ CHROMIUM_ARGS = (
     "--enable-unsafe-swiftshader",
     "--use-angle=swiftshader",
     "--js-flags=--max-old-space-size=512",
-)
-
-SYSTEM_CANDIDATES = (
-    "chromium-headless-shell",
-    "/usr/lib/chromium/chromium-headless-shell",
-    "chromium",
-    "chromium-browser",
-    "google-chrome",
 )
 
 
@@ -73,7 +67,7 @@ def find_chromium() -> BrowserBinary:
     managed = _playwright_managed()
     if managed:
         return BrowserBinary(managed, "playwright")
-    for name in SYSTEM_CANDIDATES:
+    for name in CHROMIUM_CANDIDATES:
         path = shutil.which(name) or (name if os.access(name, os.X_OK) else None)
         if path:
             return BrowserBinary(path, "system")
