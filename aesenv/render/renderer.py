@@ -31,7 +31,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 from playwright.async_api import async_playwright
 from pydantic import BaseModel
 
-from aesenv.render.browser import CHROMIUM_ARGS, BrowserBinary, find_chromium
+from aesenv.render.browser import CHROMIUM_ARGS, BrowserBinary, BrowserLaunch, browser_launch, find_chromium
 from aesenv.render.live import LivePage, Session, stop_scripts
 from aesenv.render.models import (ConsoleEntry, DomElement, MobileProbe, PageMetrics, Rendering,
                                   RenderStatus, RequestEntry, RequestOutcome)
@@ -76,6 +76,9 @@ class RenderConfig(BaseModel):
     # Offline is the default: unknown hosts are blocked. `online` lets them through to the real
     # network (logged as `network`) for users who want pages exactly as a browser would see them.
     online: bool = False
+    # The browser in its own network namespace as an unprivileged uid (see aesenv.render.browser);
+    # `online` needs the host's network, so it runs the browser unisolated (and records say so).
+    isolate_browser: bool = True
 
 
 # Browsers never run a repeating timer more often than every 4 ms, and clamp deeply nested
@@ -189,6 +192,7 @@ class Renderer:
             resolvers = [VendorMirror.default()]
         self.resolvers = list(resolvers)
         self._binary = binary
+        self._launch: BrowserLaunch | None = None
         self._pw: Playwright | None = None
         self._browser: Browser | None = None
         self._launch_lock = asyncio.Lock()
@@ -212,6 +216,7 @@ class Renderer:
             "browser": self._binary.path if self._binary else "",
             "browser_source": self._binary.source if self._binary else "",
             "browser_version": self._browser.version if self._browser else "",
+            "browser_isolation": self._launch.isolation if self._launch else "",
             "viewport": f"{self.config.viewport_width}x{self.config.viewport_height}@{self.config.device_scale_factor}",
             "vendor_mirror": self._mirror_fingerprint,
         }
@@ -229,8 +234,11 @@ class Renderer:
             if self._pw is None:
                 self._pw = await async_playwright().start()
             self._binary = self._binary or find_chromium()
+            self._launch = self._launch or browser_launch(
+                self._binary, self.config.isolate_browser and not self.config.online)
             self._browser = await self._pw.chromium.launch(
-                executable_path=self._binary.path, args=list(CHROMIUM_ARGS), timeout=30_000)
+                executable_path=self._launch.executable, args=list(CHROMIUM_ARGS), env=self._launch.env,
+                chromium_sandbox=self._launch.chromium_sandbox, timeout=30_000)
             self.launches += 1
             self._top_up()
 

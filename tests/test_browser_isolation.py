@@ -1,0 +1,116 @@
+"""No packet leaves the browser whatever a page does, and the browser does not run as root.
+
+Listeners on 127.0.0.1 stand where an attacker's STUN/TURN server, a preconnect target or a fetch
+target would be: with the browser isolated they receive nothing; with isolation turned off the
+same page reaches them (so the test can fail).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+from aesenv.render import RenderConfig, Renderer, RenderStatus
+from aesenv.render.browser import BROWSER_UID, _isolation_possible
+from aesenv.render.watchdog import descendants
+
+pytestmark = pytest.mark.skipif(not _isolation_possible()[0], reason=_isolation_possible()[2] or "isolation possible")
+
+
+def _listeners():
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp.bind(("127.0.0.1", 0))
+    tcp = socket.socket()
+    tcp.bind(("127.0.0.1", 0))
+    tcp.listen()
+    for s in (udp, tcp):
+        s.setblocking(False)
+    return udp, tcp
+
+
+def _received(udp, tcp) -> list[str]:
+    got = []
+    try:
+        got.append(f"udp {udp.recvfrom(2048)[0][:20]!r}")
+    except BlockingIOError:
+        pass
+    try:
+        conn, peer = tcp.accept()
+        got.append(f"tcp from {peer}")
+        conn.close()
+    except BlockingIOError:
+        pass
+    return got
+
+
+def _leaky_page(udp_port: int, tcp_port: int) -> str:
+    return f"""<!DOCTYPE html><html><head>
+<link rel="preconnect" href="http://127.0.0.1:{tcp_port}">
+<link rel="dns-prefetch" href="//tracker.example.org">
+</head><body><h1>leak</h1><script>
+const pc = new RTCPeerConnection({{iceServers: [
+  {{urls: 'stun:127.0.0.1:{udp_port}'}},
+  {{urls: 'turn:127.0.0.1:{tcp_port}?transport=tcp', username: 'u', credential: 'p'}}]}});
+pc.createDataChannel('c');
+pc.createOffer().then(o => pc.setLocalDescription(o));
+fetch('http://127.0.0.1:{tcp_port}/beacon').catch(() => 0);
+navigator.sendBeacon('http://127.0.0.1:{tcp_port}/b', 'x');
+new WebSocket('ws://127.0.0.1:{tcp_port}/ws');
+</script></body></html>"""
+
+
+async def _render_and_listen(config: RenderConfig) -> tuple[list[str], str]:
+    udp, tcp = _listeners()
+    try:
+        async with Renderer(config) as r:
+            rendering = await r.render(_leaky_page(udp.getsockname()[1], tcp.getsockname()[1]))
+            assert rendering.status is RenderStatus.OK, rendering.error
+            await asyncio.sleep(1.5)  # ICE gathering and preconnects run after load
+        return _received(udp, tcp), rendering.provenance["browser_isolation"]
+    finally:
+        udp.close()
+        tcp.close()
+
+
+async def test_no_packet_leaves_the_isolated_browser():
+    received, isolation = await _render_and_listen(RenderConfig())
+    assert received == []
+    assert isolation.startswith("network namespace without interfaces")
+
+
+async def test_without_isolation_the_same_page_reaches_the_listeners():
+    received, isolation = await _render_and_listen(RenderConfig(isolate_browser=False))
+    assert received, "the leak probe must be able to fail: unisolated, WebRTC/preconnect/fetch reach 127.0.0.1"
+    assert isolation.startswith("none")
+
+
+async def test_browser_processes_run_unprivileged_in_their_own_network_namespace(renderer):
+    await renderer.render("<html><body><p>who am I</p></body></html>")
+    ours = os.readlink("/proc/self/ns/net")
+    browsers = []
+    for pid in descendants(os.getpid()):
+        try:
+            exe = os.readlink(f"/proc/{pid}/exe")
+            status = Path(f"/proc/{pid}/status").read_text()
+            netns = os.readlink(f"/proc/{pid}/ns/net")
+        except OSError:
+            continue
+        if "chrom" in exe or "headless_shell" in exe:
+            uid = int(next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1])
+            browsers.append((pid, uid, netns))
+    assert browsers, "no browser process found under this test process"
+    assert all(uid == BROWSER_UID for _, uid, _ in browsers), browsers
+    assert all(netns != ours for _, _, netns in browsers), browsers
+    assert "chromium sandbox" in renderer.provenance["browser_isolation"]
+
+
+async def test_vendored_libraries_still_load_in_the_isolated_browser(renderer):
+    page = ("<html><head><script src='https://cdn.jsdelivr.net/npm/chart.js'></script></head><body>"
+            "<p id='v'></p><script>document.getElementById('v').textContent = typeof Chart;</script></body></html>")
+    rendering = await renderer.render(page)
+    assert rendering.status is RenderStatus.OK
+    assert "function" in rendering.metrics.visible_text
