@@ -16,6 +16,12 @@ from pydantic import BaseModel, Field
 from aesenv.registry import Registry
 
 
+# What the worker keeps, as root inside either backend, to hand jobs to an unprivileged uid, own
+# their workspace, kill what they leave, measure their memory (SYS_PTRACE reads smaps of another uid)
+# and clean up after them; jobs themselves keep none.
+WORKER_CAPS = ("SETUID", "SETGID", "CHOWN", "KILL", "DAC_OVERRIDE", "FOWNER", "SYS_PTRACE")
+
+
 class SandboxLimits(BaseModel):
     """Per-run limits; every one is enforced by both backends."""
 

@@ -15,13 +15,12 @@ import os
 import socket
 import struct
 
-from aesenv.sandbox.base import SANDBOXES, Isolation, SandboxLimits
+from aesenv.sandbox.base import SANDBOXES, WORKER_CAPS, Isolation, SandboxLimits
 from aesenv.sandbox.image import CONTENT_LABEL, content_hash, image_name
 from aesenv.sandbox.pool import FIGURE_META, WORKER_SCRIPT, Channel, Slot, WarmPool
 
 LABEL = "aesenv.sandbox"  # value: "<hostname>:<pid>" of the process that started the container
 JOB_UID_BASE = 62_000
-WORKER_CAPS = ["SETUID", "SETGID", "CHOWN", "KILL", "DAC_OVERRIDE", "FOWNER"]
 WORKER_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "MPLBACKEND": "Agg",
               "OPENBLAS_NUM_THREADS": "1", "MPLCONFIGDIR": "/tmp/.matplotlib", "HOME": "/tmp"}
 
@@ -97,14 +96,15 @@ class DockerSandbox(WarmPool):
             self.image, ["sleep", "infinity"], detach=True, init=True, user="0",
             network_mode="none", read_only=True, ipc_mode="none",
             tmpfs={"/tmp": f"size={self.scratch_mb}m,mode=0711"},
-            cap_drop=["ALL"], cap_add=WORKER_CAPS, security_opt=["no-new-privileges"],
+            cap_drop=["ALL"], cap_add=list(WORKER_CAPS), security_opt=["no-new-privileges"],
             mem_limit=f"{self.memory_mb}m", memswap_limit=f"{self.memory_mb}m",
             nano_cpus=int(self.cpus * 1e9), pids_limit=self.pids,
             labels={LABEL: _owner()}, environment=WORKER_ENV)
 
     def _exec_worker(self, container, slot: Slot) -> socket.socket:
         command = ["python3", "-I", "-c", WORKER_SCRIPT.read_text(), "--scratch", "/tmp",
-                   "--uid", str(JOB_UID_BASE + slot.index)]
+                   "--uid", str(JOB_UID_BASE + slot.index), "--private-ipc",
+                   "--wipe=/dev/shm", "--wipe=/dev/mqueue"]
         if FIGURE_META.is_file():
             command += ["--figure-meta-source", FIGURE_META.read_text()]
         api = self._docker.api

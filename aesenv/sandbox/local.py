@@ -1,9 +1,12 @@
 """The `local` sandbox: warm fork-server processes on this machine (the embedded default).
 
-As root (CI, containers, most dev boxes here) each worker runs in its own pid, mount and network
-namespaces (`unshare`): no network at all (loopback down), a private size-capped tmpfs for
-workspaces, the host's world-writable directories covered read-only, jobs under a uid that owns no
-files, and the whole namespace dies with the worker. Without root the same worker runs with
+As root (CI, containers, most dev boxes here) each worker runs under bubblewrap, which builds it a
+new root holding only what a job needs (`POLICY`: the Python installation and its packages, the
+system's programs and libraries, fonts, the worker's own code), a size-capped tmpfs for
+workspaces, fresh /proc and /dev, and new pid, network (no interface at all), IPC, UTS and cgroup
+namespaces. Nothing else of the host (its repositories, /etc, /root, other users' files) exists
+there. Jobs run under a uid that owns no files; the worker keeps only the capabilities it needs to
+switch them to it. Without root, or where the kernel refuses namespaces, the same worker runs with
 rlimits, a clean environment and process-group kills only, and every run records that network
 and filesystem isolation are unavailable.
 """
@@ -22,33 +25,71 @@ import tempfile
 from pathlib import Path
 
 from aesenv import paths
-from aesenv.sandbox.base import SANDBOXES, Isolation, SandboxLimits
+from aesenv.sandbox.base import SANDBOXES, WORKER_CAPS, Isolation, SandboxLimits
 from aesenv.sandbox.pool import FIGURE_META, WORKER_SCRIPT, Channel, Slot, WarmPool
 
-# Own pid namespace (everything in it dies with the worker, its /proc shows only it), no network.
-UNSHARE = ["--pid", "--fork", "--kill-child", "--mount-proc", "--net", "--"]
-# Directories anyone may write to on a Debian host; covered read-only inside the worker's namespace.
-WORLD_WRITABLE = ("/var/tmp", "/dev/shm", "/run/lock", "/dev/mqueue")
-# Users' private files; jobs see empty directories holding only the Python installation in use.
-HIDDEN = ("/root", "/home")
+SCRATCH = "/tmp"  # the workspace root, as in the docker backend: a job's files are at /tmp/job-N
 SCRATCH_MB = 1024
-SEPARATE_SCRATCH = "/run/aesenv-sandbox"  # the workspace root when /tmp holds the Python installation
-MPL_CACHE = paths.home() / "matplotlib"  # font cache kept across worker starts
+WORKER_IN_SANDBOX = "/opt/aesenv/worker.py"
+MPL_CACHE = paths.home() / "matplotlib"  # font cache kept across worker starts (jobs cannot write it)
 WORKER_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "MPLBACKEND": "Agg",
               "OPENBLAS_NUM_THREADS": "1", "MPLCONFIGDIR": str(MPL_CACHE)}
 
 
+class Policy:
+    """What a local worker's root holds, in one place: read-only system paths (bound when they
+    exist; a merged-/usr link stays a link), the namespaces, and the per-job writable places."""
+
+    NAMESPACES = ("--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
+    SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+    SYSTEM_FILES = ("/etc/fonts", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
+                    "/etc/localtime", "/etc/mime.types")
+    WIPED = ("/dev/shm", "/dev/mqueue")  # writable by jobs besides the workspace; emptied after each job
+
+    @classmethod
+    def arguments(cls, python_dirs: tuple[str, ...]) -> list[str]:
+        args = [*cls.NAMESPACES, "--die-with-parent", "--new-session", "--as-pid-1"]
+        for cap in WORKER_CAPS:
+            args += ["--cap-add", f"CAP_{cap}"]
+        made: set[str] = {"/"}
+
+        def parents(path: str) -> list[str]:
+            """bwrap makes a bind's missing parents 0700 (a job could not reach /etc/fonts or a
+            Python under /root): make them 0755 first."""
+            out = []
+            for parent in reversed(Path(path).parents):
+                if str(parent) not in made:
+                    made.add(str(parent))
+                    out += ["--perms", "0755", "--dir", str(parent)]
+            return out
+
+        for path in (*cls.SYSTEM, *cls.SYSTEM_FILES):
+            if os.path.islink(path):
+                args += [*parents(path), "--symlink", os.readlink(path), path]
+            elif os.path.exists(path):
+                args += [*parents(path), "--ro-bind", path, path]
+        args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm", "--mqueue", "/dev/mqueue",
+                 "--size", str(SCRATCH_MB << 20), "--perms", "0711", "--tmpfs", SCRATCH]
+        made.add(SCRATCH)
+        for path in python_dirs:
+            args += [*parents(path), "--ro-bind", path, path]
+        args += [*parents(str(MPL_CACHE)), "--bind", str(MPL_CACHE), str(MPL_CACHE),
+                 *parents(WORKER_IN_SANDBOX), "--ro-bind", str(WORKER_SCRIPT), WORKER_IN_SANDBOX]
+        return args
+
+
 @functools.cache
 def can_isolate() -> tuple[bool, str]:
-    """Whether workers can get their own namespaces and a separate uid here (probed once)."""
+    """Whether workers can run under bubblewrap with a separate uid here (probed once)."""
     if os.geteuid() != 0:
-        return False, "not root: no network namespace, no separate uid"
-    if not shutil.which("unshare"):
-        return False, "unshare (util-linux) not found"
-    probe = subprocess.run(["unshare", *UNSHARE, "true"], capture_output=True, text=True)
+        return False, "not root: no namespaces, no separate uid"
+    if not shutil.which("bwrap"):
+        return False, "bubblewrap (bwrap) not found: run `make setup`"
+    probe = subprocess.run(["bwrap", *Policy.NAMESPACES, "--ro-bind", "/", "/", "--", "true"], capture_output=True,
+                           text=True, timeout=30)
     if probe.returncode != 0:
         return False, f"namespaces not permitted here: {probe.stderr.strip()[:200]}"
-    return True, "pid/mount/network namespaces, separate uid, private tmpfs"
+    return True, "bubblewrap: own root with only the runtime, pid/net/ipc namespaces, separate uid, private tmpfs"
 
 
 def job_uid(slot: int) -> int:
@@ -58,21 +99,13 @@ def job_uid(slot: int) -> int:
 
 @functools.cache
 def _python_dirs(python: str) -> tuple[str, ...]:
-    """Where the worker's Python finds its code (prefixes, sys.path) and matplotlib's font cache."""
-    probe = "import sys, json; print(json.dumps([sys.prefix, sys.base_prefix, *sys.path]))"
-    found = json.loads(subprocess.run([python, "-I", "-c", probe], capture_output=True, text=True, check=True).stdout)
-    return tuple(sorted({os.path.realpath(p) for p in found if p and os.path.isdir(p)} | {str(MPL_CACHE)}))
-
-
-def scratch_layout(exposed: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
-    """Where workspaces live, and which host directories jobs see empty. Workspaces normally take
-    over /tmp. When the Python installation (or its font cache) lives under /tmp — a checkout in
-    /tmp, as CI often does — that tmpfs would hide it, and the per-job wipe must never reach
-    host files: workspaces then get their own root and /tmp is hidden like /root, with the
-    installation mounted back in it."""
-    if not any(path == "/tmp" or path.startswith("/tmp/") for path in exposed):
-        return "/tmp", HIDDEN
-    return SEPARATE_SCRATCH, (*HIDDEN, "/tmp")
+    """The installation the worker's Python runs from: its prefixes (interpreter, standard library,
+    site-packages). sys.path entries outside them (a checkout on the path) are left out."""
+    probe = "import sys, json; print(json.dumps([sys.prefix, sys.base_prefix, sys.executable]))"
+    prefix, base, executable = json.loads(
+        subprocess.run([python, "-I", "-c", probe], capture_output=True, text=True, check=True).stdout)
+    dirs = {os.path.realpath(p) for p in (prefix, base)} | {os.path.dirname(os.path.realpath(executable))}
+    return tuple(sorted(d for d in dirs if not any(d != o and d.startswith(o + os.sep) for o in dirs)))
 
 
 @SANDBOXES.register("local")
@@ -92,17 +125,15 @@ class LocalSandbox(WarmPool):
         self._scratch: str | None = None
 
     def _command(self, slot: Slot) -> list[str]:
-        worker = [self.python, "-I", str(WORKER_SCRIPT), "--figure-meta", str(FIGURE_META)]
         if not self.isolate:
-            return [*worker, "--scratch", os.path.join(self._scratch, str(slot.index))]
-        # The worker loads figure_meta after its mounts are in place: its folder stays visible too.
-        exposed = (*_python_dirs(self.python), str(FIGURE_META.parent))
-        scratch, hidden = scratch_layout(exposed)
-        mounts = [arg for path in WORLD_WRITABLE for arg in ("--readonly", path)]
-        mounts += [arg for path in hidden for arg in ("--hide", path)]
-        mounts += [arg for path in exposed for arg in ("--expose", path)]
-        return ["unshare", *UNSHARE, *worker, "--scratch", scratch, "--private-mounts", str(SCRATCH_MB),
-                "--uid", str(job_uid(slot.index)), *mounts]
+            return [self.python, "-I", str(WORKER_SCRIPT), "--figure-meta", str(FIGURE_META),
+                    "--scratch", os.path.join(self._scratch, str(slot.index))]
+        python_dirs = _python_dirs(self.python)
+        keep = [path for path in python_dirs if path.startswith(SCRATCH + "/")]  # a venv in a /tmp checkout
+        return ["bwrap", *Policy.arguments(python_dirs), "--", self.python, "-I", WORKER_IN_SANDBOX,
+                "--figure-meta-source", FIGURE_META.read_text(), "--scratch", SCRATCH,
+                *(f"--wipe={path}" for path in Policy.WIPED), *(f"--keep={path}" for path in keep),
+                "--private-ipc", "--uid", str(job_uid(slot.index))]
 
     async def _prepare(self) -> None:
         MPL_CACHE.mkdir(parents=True, exist_ok=True)
@@ -140,8 +171,7 @@ class LocalSandbox(WarmPool):
     def _isolation(self, hello: dict) -> Isolation:
         if not self.isolate:
             return Isolation(network=False, filesystem=False, detail=self._detail)
-        return Isolation(network=bool(hello.get("network_isolated")),
-                         filesystem=hello.get("uid") is not None and bool(hello.get("private_mounts")),
+        return Isolation(network=bool(hello.get("network_isolated")), filesystem=hello.get("uid") is not None,
                          detail=self._detail)
 
 

@@ -169,6 +169,8 @@ class WarmPool(ABC):
         try:
             await slot.channel.send({"job": job})
             message = await asyncio.wait_for(slot.channel.receive(), limits.timeout_s + ANSWER_GRACE_S)
+            if message["result"].get("replace_worker"):  # the job left it in a state it cannot clean
+                await self._replace(slot)
             return message["result"]
         except (WorkerLost, asyncio.TimeoutError, ConnectionError, KeyError) as exc:
             reason = f"worker lost ({type(exc).__name__}) after {time.monotonic() - started:.1f} s"

@@ -34,6 +34,7 @@ import shutil
 import signal
 import stat
 import struct
+import subprocess
 import sys
 import time
 import traceback
@@ -42,10 +43,12 @@ import types
 MAX_RESULT_BYTES = 64 * 1024 * 1024  # figures + metadata a child may send back
 MAX_FILES_OUT_BYTES = 32 * 1024 * 1024
 PR_SET_CHILD_SUBREAPER = 36
-MS_RDONLY = 1
-MS_BIND = 4096
-MS_MOVE = 8192
-MS_REC = 16384
+IPC_RMID = 0
+MEMORY_POLL_S = 0.02  # how often a job's resident memory is measured
+# Address space is only a backstop for allocations faster than the poll: the limit that decides a
+# verdict is resident memory, the same on both backends (a 1 GiB file mapping costs nothing).
+ADDRESS_SPACE_SLACK_MB = 4096
+WIPE_TIMEOUT_S = 60.0
 CHILD_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -130,50 +133,18 @@ def load_figure_meta(path: str, source: str):
     return module
 
 
-def private_mounts(scratch_root: str, scratch_mb: int, readonly_dirs: list[str], hide: list[str],
-                   expose: list[str]) -> None:
-    """In our own mount namespace: a size-capped tmpfs for workspaces, read-only empty tmpfs over
-    the host's world-writable directories, and `hide` (e.g. /root) replaced by an empty directory
-    in which only `expose` (the Python installation living there) is mounted back."""
-    def mount(source: str, target: str, fstype: str | None, flags: int, options: str = "") -> None:
-        if _libc.mount(source.encode(), target.encode(), fstype.encode() if fstype else None, flags,
-                       options.encode() or None) != 0:
-            raise OSError(ctypes.get_errno(), f"mount {source} on {target}")
-
-    os.makedirs(scratch_root, exist_ok=True)
-    mount("tmpfs", scratch_root, "tmpfs", 0, f"size={scratch_mb}m,mode=0711")
-    for target in readonly_dirs:
-        if os.path.isdir(target) and target != scratch_root:
-            mount("tmpfs", target, "tmpfs", MS_RDONLY, "size=64k,mode=0755")
-    for hidden in hide:
-        inside = [p for p in expose if p.startswith(hidden.rstrip("/") + "/") and os.path.isdir(p)]
-        staged = []
-        for index, path in enumerate(inside):
-            stage = os.path.join(scratch_root, f".expose-{index}")
-            os.mkdir(stage, 0o700)
-            mount(path, stage, None, MS_BIND | MS_REC)
-            staged.append((stage, path))
-        mount("tmpfs", hidden, "tmpfs", 0, "size=64k,mode=0755")
-        for stage, path in staged:
-            os.makedirs(path, 0o755, exist_ok=True)
-            mount(stage, path, None, MS_MOVE)
-            os.rmdir(stage)
-
-
 def network_isolated() -> bool:
-    """True in a fresh network namespace: no interface but loopback, and loopback unusable."""
+    """True in a network namespace of our own with no way out: no interface but loopback (which
+    reaches only this namespace) and no IPv4 route."""
     import socket
 
     if [name for _, name in socket.if_nameindex()] != ["lo"]:
         return False
-    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:
-        probe.connect(("127.0.0.1", 9))
+        with open("/proc/net/route") as f:
+            return len(f.read().strip().splitlines()) <= 1
     except OSError:
-        return True
-    finally:
-        probe.close()
-    return False
+        return False
 
 
 # ---------------------------------------------------------------- the child
@@ -182,7 +153,7 @@ def network_isolated() -> bool:
 def set_limits(limits: dict) -> None:
     mib = 1024 * 1024
     resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_s"], limits["cpu_s"] + 1))
-    resource.setrlimit(resource.RLIMIT_AS, (limits["memory_mb"] * mib,) * 2)
+    resource.setrlimit(resource.RLIMIT_AS, ((limits["memory_mb"] + ADDRESS_SPACE_SLACK_MB) * mib,) * 2)
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits["max_file_mb"] * mib,) * 2)
     resource.setrlimit(resource.RLIMIT_NPROC, (limits["max_procs"],) * 2)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -318,8 +289,12 @@ class Worker:
     def __init__(self, args: argparse.Namespace) -> None:
         self.scratch = args.scratch
         self.wipe = [args.scratch, *args.wipe]
+        self.keep = {os.path.join(args.scratch, os.path.relpath(path, args.scratch).split(os.sep)[0])
+                     for path in args.keep}
+        self.private_ipc = args.private_ipc
         self.uid = args.uid if os.getuid() == 0 else None
         self.jobs = 0
+        self.unclean = ""  # what the last job left that could not be removed: the worker must go
         self.figure_meta = warm_imports(args.figure_meta, args.figure_meta_source)
         if os.getpid() != 1:
             _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
@@ -328,15 +303,14 @@ class Worker:
         self.jobs += 1
         workspace = os.path.join(self.scratch, f"job-{self.jobs}")
         try:
-            self.prepare(workspace, job)
-        except (OSError, ValueError) as exc:
-            self.wipe_scratch()
-            return {"status": "infra_error", "reason": f"workspace: {exc}"}
-        try:
+            try:
+                self.prepare(workspace, job)
+            except (OSError, ValueError) as exc:
+                return {"status": "infra_error", "reason": f"workspace: {exc}"}
             return self.execute(workspace, job)
         finally:
             self.kill_all()
-            self.wipe_scratch()
+            self.unclean = self.clean_up()
 
     def prepare(self, workspace: str, job: dict) -> None:
         os.mkdir(workspace, 0o700)
@@ -381,7 +355,8 @@ class Worker:
         for fd in (out_w, err_w, res_w):
             os.close(fd)
         streams = Streams(out_r, err_r, res_r, limits["max_output_bytes"])
-        outcome = streams.follow(pid, started + limits["timeout_s"])
+        meter = JobMemory(pid, self.uid, limits["memory_mb"] << 10)
+        outcome = streams.follow(pid, started + limits["timeout_s"], meter)
         self.kill_all()
         streams.drain()
         result = {"stdout": streams.text(1), "stderr": streams.text(2),
@@ -397,6 +372,8 @@ class Worker:
     def outcome(self, job: dict, outcome: str, wait_status: int, raw: bytes, limits: dict) -> dict:
         if outcome == "timeout":
             return {"status": "timeout", "reason": f"deadline of {limits['timeout_s']} s reached"}
+        if outcome == "memory":
+            return {"status": "killed", "reason": f"memory limit of {limits['memory_mb']} MB reached (resident)"}
         if outcome.startswith("overflow:"):
             return {"status": "killed", "reason": f"{outcome[9:]} exceeded its size limit"}
         code = os.waitstatus_to_exitcode(wait_status)
@@ -440,20 +417,66 @@ class Worker:
                 return
             time.sleep(0.002)
 
-    def wipe_scratch(self) -> None:
+    def clean_up(self) -> str:
+        """Empty every place a job could write (workspaces, /dev/shm, message queues, SysV IPC)
+        with coreutils' rm, which no depth, name or mode defeats; '' when clean, else what is left."""
+        self.remove_ipc_objects()
+        left = []
         for root in self.wipe:
-            try:
-                entries = list(os.scandir(root))
-            except OSError:
+            if not os.path.isdir(root):
                 continue
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    shutil.rmtree(entry.path, ignore_errors=True)
-                else:
-                    try:
-                        os.unlink(entry.path)
-                    except OSError:
-                        pass
+            command = ["find", root, "-mindepth", "1", "-maxdepth", "1"]
+            for kept in sorted(self.keep):
+                command += ["!", "-path", kept]
+            command += ["-exec", "rm", "-rf", "--one-file-system", "--", "{}", "+"]
+            try:
+                subprocess.run(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, timeout=WIPE_TIMEOUT_S)
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                left.append(f"{root}: {type(exc).__name__}")
+            try:
+                left += [os.path.join(root, n) for n in os.listdir(root) if os.path.join(root, n) not in self.keep]
+            except OSError as exc:
+                left.append(f"{root}: {exc.strerror}")
+        if self.private_ipc:
+            left += [f"SysV {kind} objects" for kind, ids in ipc_objects().items() if ids]
+        return ", ".join(ascii(x) for x in left[:5]) + (f" and {len(left) - 5} more" if len(left) > 5 else "")
+
+    def remove_ipc_objects(self) -> None:
+        """Remove the SysV message queues, semaphores and shared memory jobs created; only in our
+        own IPC namespace (elsewhere they would be the host user's). Done as the job uid, which owns
+        them: removing another's needs CAP_SYS_ADMIN, which the worker does not keep."""
+        objects = ipc_objects() if self.private_ipc else {}
+        if not any(objects.values()):
+            return
+        pid = os.fork()
+        if pid == 0:
+            try:
+                if self.uid is not None:
+                    os.setgroups([])
+                    os.setgid(self.uid)
+                    os.setuid(self.uid)
+                for ident in objects["msg"]:
+                    _libc.msgctl(ident, IPC_RMID, None)
+                for ident in objects["shm"]:
+                    _libc.shmctl(ident, IPC_RMID, None)
+                for ident in objects["sem"]:
+                    _libc.semctl(ident, 0, IPC_RMID)
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+
+
+def ipc_objects() -> dict[str, list[int]]:
+    """The ids of this IPC namespace's SysV objects (second column of /proc/sysvipc/*)."""
+    found: dict[str, list[int]] = {}
+    for kind in ("msg", "sem", "shm"):
+        try:
+            with open(f"/proc/sysvipc/{kind}") as f:
+                found[kind] = [int(line.split()[1]) for line in f.readlines()[1:] if line.strip()]
+        except (OSError, ValueError, IndexError):
+            found[kind] = []
+    return found
 
 
 def child_result(raw: bytes) -> dict:
@@ -513,14 +536,24 @@ class Streams:
         self.wait_status = 0
         self.cpu_ms = 0.0  # the job process's own CPU time (its children not included)
 
-    def follow(self, pid: int, deadline: float) -> str:
+    def follow(self, pid: int, deadline: float, meter: "JobMemory") -> str:
         pidfd = os.pidfd_open(pid)
+        next_poll = 0.0
         try:
             while True:
-                remaining = deadline - time.monotonic()
+                now = time.monotonic()
+                if now >= next_poll:
+                    if meter.kib() > meter.limit_kib:
+                        return "memory"
+                    # A job's own processes can crowd the worker's CPU (a fork bomb under a
+                    # container's CPU quota): polling never takes more than a tenth of the time.
+                    cost = time.monotonic() - now
+                    now += cost
+                    next_poll = now + max(MEMORY_POLL_S, 10 * cost)
+                remaining = deadline - now
                 if remaining <= 0:
                     return "timeout"
-                ready, _, _ = select.select([*self.fds, pidfd], [], [], remaining)
+                ready, _, _ = select.select([*self.fds, pidfd], [], [], min(remaining, next_poll - now))
                 for fd in ready:
                     if fd == pidfd:
                         continue
@@ -572,6 +605,60 @@ class Streams:
         return bytes(self.data[3])
 
 
+class JobMemory:
+    """What a job's processes hold in memory of their own, in KiB: private resident pages (what
+    the kernel would charge a cgroup for them), so pages shared with the warm worker and file
+    mappings never touched do not count. The job's processes are those of its uid (a job cannot
+    leave it) or, without a uid switch, of its session."""
+
+    def __init__(self, pid: int, uid: int | None, limit_kib: int) -> None:
+        self.pid, self.uid, self.limit_kib = pid, uid, limit_kib
+        self.me = os.getpid()
+
+    def kib(self) -> int:
+        """Resident pages bound what is private: only when they exceed the limit are the
+        (costlier) private counts read."""
+        ours = list(self._statuses())
+        resident = sum(_kib(status, "VmRSS") for _, status in ours)
+        if resident <= self.limit_kib:
+            return resident
+        return sum(self._private_kib(pid, status) for pid, status in ours)
+
+    def _statuses(self):
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit() or int(pid) == self.me:
+                continue
+            try:
+                with open(f"/proc/{pid}/status") as f:
+                    status = dict(row.split(":", 1) for row in f.read().splitlines() if ":" in row)
+                if self.uid is not None:
+                    if int(status["Uid"].split()[0]) != self.uid:
+                        continue
+                else:
+                    with open(f"/proc/{pid}/stat") as f:
+                        if int(f.read().rsplit(")", 1)[1].split()[3]) != self.pid:
+                            continue
+            except (OSError, ValueError, IndexError, KeyError):
+                continue
+            yield pid, status
+
+    @staticmethod
+    def _private_kib(pid: str, status: dict) -> int:
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as f:
+                rows = f.read().splitlines()
+            return sum(int(row.split()[1]) for row in rows if row.startswith(("Private_Clean:", "Private_Dirty:")))
+        except (OSError, ValueError, IndexError):  # no right to read smaps: resident anonymous + shared memory
+            return _kib(status, "RssAnon") + _kib(status, "RssShmem")
+
+
+def _kib(status: dict, key: str) -> int:
+    try:
+        return int(status.get(key, "0 kB").split()[0])
+    except (ValueError, IndexError):
+        return 0
+
+
 def imported_modules(code: str) -> list[str]:
     """Top-level modules imported by the script's import statements."""
     try:
@@ -615,25 +702,20 @@ def main() -> None:
     parser.add_argument("--uid", type=int, default=None, help="uid (and gid) jobs run as, when we are root")
     parser.add_argument("--figure-meta", default="", help="path of figure_meta.py")
     parser.add_argument("--figure-meta-source", default="", help="figure_meta.py's source (when no path is shared)")
-    parser.add_argument("--private-mounts", type=int, default=0, metavar="MB",
-                        help="in a fresh mount namespace: tmpfs of MB for the scratch root, host's writable dirs read-only")
-    parser.add_argument("--readonly", action="append", default=[], help="directory covered by a read-only tmpfs")
-    parser.add_argument("--hide", action="append", default=[], help="directory replaced by an empty one")
-    parser.add_argument("--expose", action="append", default=[], help="directory inside a hidden one mounted back")
+    parser.add_argument("--private-ipc", action="store_true",
+                        help="we have an IPC namespace of our own: remove jobs' SysV objects after each job")
+    parser.add_argument("--keep", action="append", default=[],
+                        help="a read-only mount inside the scratch root (a venv under /tmp): never wiped")
     args = parser.parse_args()
     protocol_in = os.fdopen(os.dup(0), "rb")
     protocol_out = os.fdopen(os.dup(1), "wb")
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)
     os.dup2(2, 1)  # stray prints from libraries go to our stderr, never into the protocol
-    if args.private_mounts:
-        private_mounts(args.scratch, args.private_mounts, args.readonly, args.hide, args.expose)
-    else:
-        os.makedirs(args.scratch, exist_ok=True)
+    os.makedirs(args.scratch, exist_ok=True)
     worker = Worker(args)
     write_frame(protocol_out, {"hello": {
         "pid1": os.getpid() == 1, "uid": worker.uid, "network_isolated": network_isolated(),
-        "private_mounts": bool(args.private_mounts),
         "figure_meta": None if not isinstance(worker.figure_meta, str) else worker.figure_meta,
         "python": sys.version.split()[0]}})
     while (message := read_frame(protocol_in)) is not None:
@@ -641,7 +723,12 @@ def main() -> None:
             result = worker.run_job(message["job"])
         except Exception as exc:  # noqa: BLE001 - a worker bug is an infra error, not a crash
             result = {"status": "infra_error", "reason": f"worker: {exc!r}"[:500]}
+        if worker.unclean:
+            result = {**result, "status": "error", "replace_worker": True,
+                      "reason": f"the job left what the sandbox could not remove ({worker.unclean})"[:500]}
         write_frame(protocol_out, {"result": result})
+        if worker.unclean:
+            return  # never reused: the host starts a fresh worker
 
 
 if __name__ == "__main__":
