@@ -551,14 +551,27 @@ def _m_tick_collisions(d: _Digest) -> dict[str, Any]:
                    note=f"{colliding} tick labels collide ({worst_axis})" if colliding else "")
 
 
+def _overlapping_pairs(boxed: list[_Text]):
+    """Pairs of texts of one figure whose boxes overlap, by a sweep along x: near-linear for
+    laid-out text (a box meets only its neighbours), where comparing every pair was quadratic."""
+    by_figure: dict[int, list[_Text]] = {}
+    for t in boxed:
+        by_figure.setdefault(t.figure, []).append(t)
+    for texts in by_figure.values():
+        active: list[_Text] = []
+        for t in sorted(texts, key=lambda t: t.box[0]):
+            active = [a for a in active if a.box[2] > t.box[0]]
+            for a in active:
+                if a.box[1] < t.box[3] and t.box[1] < a.box[3]:
+                    yield a, t
+            active.append(t)
+
+
 def _m_text_overlaps(d: _Digest) -> dict[str, Any]:
     if not d.measured:
         return _unmeasured(6.0, "plotly lays text out at display time")
-    boxed = [t for t in d.texts if t.box]
     hits = []
-    for a, b in combinations(boxed, 2):
-        if a.figure != b.figure:
-            continue
+    for a, b in _overlapping_pairs([t for t in d.texts if t.box]):
         if a.role == b.role and a.axes == b.axes and a.role in ("xtick", "ytick", "legend"):
             continue
         inter = _inter(a.box, b.box)

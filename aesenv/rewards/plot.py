@@ -13,6 +13,7 @@ from typing import Any
 
 from aesenv.artifact import Artifact, ArtifactKind
 from aesenv.plots import PlotJudge
+from aesenv.plots.evidence import untrusted_notes
 from aesenv.rewards.channel import PLOT_CHANNELS, ChannelResult, ChannelStatus, Evidence
 from aesenv.sandbox.base import PlotRun, RunStatus
 
@@ -97,8 +98,11 @@ class PlotStaticChannel:
             return ChannelResult.infra_error(f"judge {self.judge.name} failed: {type(exc).__name__}: {exc}")
         payload = judgement.payload(self.judge.name, self.judge.version)
         empty = judgement.evidence.get("presence", 1) == 0
+        refused = untrusted_notes(evidence.plot.figures)
+        if refused:
+            payload["untrusted_figures"] = refused
         if empty:
-            payload["reason"] = "the figures show no data"
+            payload["reason"] = "; ".join(refused) or "the figures show no data"
         return ChannelResult(status=ChannelStatus.FAILED if empty else ChannelStatus.OK,
                              score=round(judgement.total / 100.0, 6), raw=judgement.total, payload=payload)
 

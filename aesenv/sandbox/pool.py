@@ -136,12 +136,17 @@ class WarmPool(ABC):
     # ------------------------------------------------------------ runs
 
     async def run_plot(self, code: str, files: dict[str, bytes], limits: SandboxLimits | None = None) -> PlotRun:
+        from aesenv.plots.evidence import screen
+
         answer = await self._submit({"kind": "plot", "code": code}, files, limits)
         if "figures" in answer:
             for figure in answer["figures"]:
                 if figure.get("png"):
                     figure["png"] = base64.b64decode(figure["png"])
-        return self._record(PlotRun, answer)
+        run = self._record(PlotRun, answer)
+        # Everything in a figure came from the user's process: bounded and checked before any use.
+        run.figures = await asyncio.to_thread(lambda: [screen(f) for f in run.figures])
+        return run
 
     async def run(self, argv: list[str], files: dict[str, bytes], limits: SandboxLimits | None = None) -> CommandRun:
         if not argv:
