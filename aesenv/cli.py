@@ -244,6 +244,7 @@ BENCHMARKS = {
     "opendesign": "benchmarks.opendesign",
     "pandasplotbench": "benchmarks.pandasplotbench",
     "compare": "benchmarks.compare",
+    "security": "benchmarks.security",
 }
 
 

@@ -713,6 +713,7 @@ def main() -> None:
     os.dup2(null, 0)
     os.dup2(2, 1)  # stray prints from libraries go to our stderr, never into the protocol
     os.makedirs(args.scratch, exist_ok=True)
+    os.chmod(args.scratch, 0o711)  # jobs write only in their own workspace (Docker makes a tmpfs /tmp 1777)
     worker = Worker(args)
     write_frame(protocol_out, {"hello": {
         "pid1": os.getpid() == 1, "uid": worker.uid, "network_isolated": network_isolated(),
