@@ -5,8 +5,9 @@ action will take (virtual time, the clock is paused otherwise), then the action 
 mutations count only on nodes that never changed while the page idled (so a ticking clock or an
 animation is not mistaken for a response), and pixel change must clearly exceed the idle change
 in the affected region (the canvas for game keys; the viewport minus the control itself for
-clicks, so a hover or focus style is not a response). Scrolling, hash changes, reloads and new
-page errors are read directly.
+clicks, so a hover or focus style is not a response). Scrolling, hash changes and reloads are
+read directly, and so are new page errors, net of those the page also throws left alone (a
+background timer that throws on every tick is not a response to the action, nor its failure).
 """
 
 from __future__ import annotations
@@ -129,12 +130,18 @@ class Actor:
 
     def __init__(self, live: LivePage) -> None:
         self.live = live
+        self.idle_errors: set[str] = set()  # page errors seen while the page was left alone
+
+    async def _idle(self, ms: int) -> None:
+        seen = len(self.live.page_errors)
+        await self.live.advance(ms)
+        self.idle_errors.update(self.live.page_errors[seen:])
 
     async def start(self, idle_ms: int = 1200) -> None:
         """Install the mutation observer and let the page idle, so background changes
-        (clocks, carousels, game loops) are known before the first action."""
+        (clocks, carousels, game loops, a timer that keeps throwing) are known before the first action."""
         await self.live.evaluate(_OBSERVE, "idle")
-        await self.live.advance(idle_ms)
+        await self._idle(idle_ms)
 
     async def _target_box(self, index: int) -> Box:
         box = await self.live.evaluate(_PREPARE, [index, True])
@@ -185,7 +192,7 @@ class Actor:
         await live.evaluate(_OBSERVE, "idle")
         idle_start = await live.screenshot()
         if action.kind != "wait":
-            await live.advance(elapsed)
+            await self._idle(elapsed)
         before = await live.screenshot()
         state_before = await live.evaluate(_OBSERVE, "act")
         errors_before = len(live.page_errors)
@@ -208,7 +215,7 @@ class Actor:
             scrolled=abs(state_after["x"] - state_before["x"]) > 20 or abs(state_after["y"] - state_before["y"]) > 20,
             hash_changed=state_after["hash"] != state_before["hash"],
             reloaded=bool(state_after["fresh"]),
-            new_errors=[e[:300] for e in live.page_errors[errors_before:]][:5],
+            new_errors=[e[:300] for e in live.page_errors[errors_before:] if e not in self.idle_errors][:5],
         )
         return Measured(response, before, after, target)
 

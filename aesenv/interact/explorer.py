@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from aesenv.interact.acting import ActionFailed, Actor, Measured
 from aesenv.interact.labeling import label, thumbnail
 from aesenv.interact.models import Action, InteractionReport, Labeling, Mark, MarkKind, Response, Step, Verdict
-from aesenv.render.live import LivePage, PageStalled
+from aesenv.render.live import LivePage, PageFault
 from aesenv.tasks import Category, Task
 
 START = re.compile(r"\b(start|play|begin|new game|restart|try again|launch|go!?)\b", re.I)
@@ -47,6 +47,7 @@ class _Episode:
     kinds_done: list[str] = field(default_factory=list)
     scored: int = 0
     actions: int = 0
+    current: str = ""  # the interaction under way
 
 
 def _is_game(task: Task, labeling: Labeling) -> bool:
@@ -165,12 +166,25 @@ class OfflineExplorer:
         self.budget = budget
 
     async def explore(self, live: LivePage, task: Task) -> InteractionReport:
+        """The episode; a page that hangs or breaks our calls on it (`PageFault`, while labeling
+        as much as while acting) ends it with a 0 for the interaction under way."""
         report = InteractionReport(agent=self.name, budget=self.budget)
+        episode = _Episode()
+        try:
+            await self._episode(live, task, report, episode)
+        except PageFault as exc:
+            where = episode.current or "page"
+            during = "on this interaction" if episode.current else "while the page was being read"
+            report.steps.append(Step(action=where, target=where, verdict=Verdict(
+                score=0, reason=f"{exc.stop} {during}: {exc}")))
+            report.stopped = exc.stop
+        return report
+
+    async def _episode(self, live: LivePage, task: Task, report: InteractionReport, episode: _Episode) -> None:
         actor = Actor(live)
         labeling = await label(live)
         report.labeled = len(labeling.marks)
         await actor.start()
-        episode = _Episode()
         opened = False
         while episode.scored < self.budget and episode.actions < 4 * self.budget:
             option = choose(candidates(task, labeling, opened), episode)
@@ -179,15 +193,14 @@ class OfflineExplorer:
                 break
             episode.done.add(option.key)
             report.plan.append(f"{option.kind}: {option.key}")
+            episode.current = option.key
             try:
                 steps = await self._interact(actor, labeling, option, episode)
             except ActionFailed:
+                steps = []
+            episode.current = ""
+            if not steps:
                 continue
-            except PageStalled as exc:
-                report.steps.append(Step(action=option.key, target=option.key, verdict=Verdict(
-                    score=0, reason=f"the page hung on this interaction: {exc}")))
-                report.stopped = "the page hung"
-                break
             report.steps.extend(steps)
             if any(s.verdict.scored for s in steps):
                 episode.scored += 1
@@ -197,7 +210,6 @@ class OfflineExplorer:
             opened = any(m.in_overlay and m.path not in before for m in labeling.marks)
         else:
             report.stopped = report.stopped or ("budget used" if episode.scored >= self.budget else "action limit")
-        return report
 
     async def _interact(self, actor: Actor, labeling: Labeling, option: Candidate, episode: _Episode) -> list[Step]:
         if option.keys:

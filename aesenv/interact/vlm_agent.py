@@ -23,7 +23,7 @@ from aesenv.interact.explorer import step_record
 from aesenv.interact.labeling import draw_marks, label
 from aesenv.interact.models import Action, InteractionReport, Labeling, Step, Verdict
 from aesenv.judges.client import ChatClient, Usage, image_part
-from aesenv.render.live import LivePage, PageStalled
+from aesenv.render.live import LivePage, PageFault
 from aesenv.tasks import Category, Task
 
 SYSTEM = """You test generated web pages the way a careful QA engineer would, by using them.
@@ -130,6 +130,11 @@ class VlmAgent:
         usage = Usage()
         try:
             return await self._episode(live, task, report, usage)
+        except PageFault as exc:  # while the page was being read (labeling, a screenshot)
+            report.steps.append(Step(action="page", target="page", verdict=Verdict(
+                score=0, reason=f"{exc.stop} while the page was being read: {exc}")))
+            report.stopped = exc.stop
+            return report
         finally:
             report.usage = usage.model_dump()
 
@@ -170,10 +175,10 @@ class VlmAgent:
                 measured = await actor.run(action, labeling)
             except ActionFailed as exc:
                 previous, note = None, f"Your previous action `{action.describe()}` could not be performed: {exc}."
-            except PageStalled as exc:
+            except PageFault as exc:
                 report.steps.append(Step(action=action.describe(), verdict=Verdict(
-                    score=0, reason=f"the page hung on this interaction: {exc}")))
-                report.stopped = "the page hung"
+                    score=0, reason=f"{exc.stop} on this interaction: {exc}")))
+                report.stopped = exc.stop
                 return report
             else:
                 previous = (action, measured)

@@ -5,7 +5,13 @@ returns) and the `LivePage` it came from, whose context is closed when the block
 the render set up: hermetic routing, seeded randomness, dismissed dialogs, blocked popups, and
 the paused clock, so after an action the agent must `advance` virtual time for timers and
 animation frames to run. Every call on the page goes through `bounded`, which stops the
-page's JavaScript when it overruns, so a hostile page cannot hang an agent. An action may make
+page's JavaScript when it overruns, so a hostile page cannot hang an agent. `bounded` is also
+where a failed call is told apart: one the page caused (it overran its deadline or the time its
+agent's calls may take in all, its renderer crashed, or its own script threw into the call)
+raises a `PageFault`, the answer's failure; anything else (the browser went away, a script of
+ours is wrong) is raised as it came, ours. An exception a timer of the page's throws while its
+clock runs is an uncaught error of the page, recorded as one as a browser would report it (see
+`run_clock`), and the clock has still run. An action may make
 the page load a new document (a form without a handler submits and reloads it): an agent wraps
 its actions in `settles_navigation`, and a call that loses its document to a navigation (a
 timer that reloads the page) waits for the new one and runs again there.
@@ -16,8 +22,12 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import contextvars
 import dataclasses
-from collections.abc import AsyncIterator, Awaitable, Callable
+import inspect
+import logging
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, NamedTuple, TypeVar
 
 from playwright.async_api import Error as PlaywrightError, Page
@@ -25,7 +35,9 @@ from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from aesenv.render.models import Rendering
 
+log = logging.getLogger(__name__)
 T = TypeVar("T")
+MAX_PAGE_ERRORS = 100
 
 
 async def stop_scripts(cdp: Any) -> None:
@@ -34,8 +46,90 @@ async def stop_scripts(cdp: Any) -> None:
         await asyncio.wait_for(cdp.send("Runtime.terminateExecution"), 2)
 
 
-class PageStalled(RuntimeError):
+class PageFault(RuntimeError):
+    """A call on the live page failed because of what the page does: the answer's failure (a
+    score of 0 for the interaction), never ours. `stop` says how, for the record."""
+
+    stop = "the page failed"
+
+
+class PageStalled(PageFault):
     """A call on the live page overran its deadline; the page's JavaScript was stopped."""
+
+    stop = "the page hung"
+
+
+class PageCrashed(PageFault):
+    """The page's renderer crashed (or was killed above its memory cap)."""
+
+    stop = "the page crashed"
+
+
+class PageThrew(PageFault):
+    """The page's own code threw into a call of ours (it replaced a built-in our script uses)."""
+
+    stop = "the page's own script broke the call"
+
+
+# A JavaScript error that a Playwright call surfaces carries it in its message, after the API's
+# name ("Page.evaluate: TypeError: ...\n    at ..."), with its stack. Its innermost frame says
+# whose code threw: a function we passed to `evaluate` ("eval at evaluate"), Playwright's wrapper
+# around it (UtilityScript) or its fake clock (ClockController) are ours; anything else (the
+# artifact's scripts, an iframe's, code the page evals) is the page's. Without a stack, these
+# messages say that the page or the browser went away.
+_API_PREFIX = re.compile(r"^[A-Z][A-Za-z]*\.[a-z_]+: ")
+_FRAME = re.compile(r"^\s+at (.*)$", re.M)
+_OURS = re.compile(r"eval at evaluate|UtilityScript|ClockController|InjectedScript")
+_GONE = re.compile(r"Target crashed|Target closed|has been closed|Protocol error|(Browser|Connection|Session) closed")
+
+
+def _went_away(exc: PlaywrightError) -> bool:
+    """The page, its context or the browser closed or crashed, or the protocol failed (or a
+    Playwright timeout): nothing the page's scripts threw."""
+    if isinstance(exc, PlaywrightTimeoutError) or "TargetClosedError" in (type(exc).__name__, exc.name):
+        return True
+    return _FRAME.search(exc.message) is None and _GONE.search(exc.message) is not None
+
+
+def page_exception(exc: BaseException) -> str | None:
+    """The page's own exception ("ReferenceError: planet is not defined") when `exc` is a
+    JavaScript error that the page's code threw into a call on it; None for anything else: the
+    page or browser went away, the protocol failed, or a script of ours threw by itself."""
+    if not isinstance(exc, PlaywrightError) or _went_away(exc):
+        return None
+    frame = _FRAME.search(exc.message)
+    if frame is None or _OURS.search(frame.group(1)):
+        return None
+    return _API_PREFIX.sub("", exc.message.splitlines()[0])[:2000]
+
+
+def note_page_error(errors: list[str], text: str) -> None:
+    """Record an uncaught error of the page (the first `MAX_PAGE_ERRORS` are kept)."""
+    if len(errors) < MAX_PAGE_ERRORS:
+        errors.append(text[:2000])
+
+
+async def run_clock(page: Page, ms: int, errors: list[str]) -> None:
+    """Run the page's paused clock for `ms`: every timer and animation frame due runs, in every
+    frame of the page. Playwright's clock runs them all, advances time, and then rethrows the
+    first exception one of them threw; in a browser that is an uncaught error of the page, so it
+    is recorded in `errors` as one and the call has done its work. Any other JavaScript error out
+    of it is also the page's doing: a frame of the page's has no clock to run (the page removed
+    it, or a frame flood was stopped while the frame was being set up); the clock ran in every
+    other frame. A value thrown that is not an Error has no stack: it is the page's too. Only the
+    page or browser going away (and a lost document) is raised."""
+    try:
+        await page.clock.run_for(ms)
+    except PlaywrightError as exc:
+        if _went_away(exc) or _lost_its_document(exc):
+            raise
+        thrown = page_exception(exc)
+        if thrown is None and _FRAME.search(exc.message) is None:
+            thrown = "Uncaught " + _API_PREFIX.sub("", exc.message.splitlines()[0] if exc.message else "")
+        if thrown is not None:
+            note_page_error(errors, thrown)
+        else:
+            log.debug("the clock did not run in a frame of the page: %s", exc.message.splitlines()[0])
 
 
 _LEAVING = """async () => {
@@ -46,6 +140,34 @@ _LEAVING = """async () => {
   self[Symbol.for("aesenv.leaving")] = false;  // a navigation held back leaves the document in place
   return leaving;
 }"""
+
+
+@dataclasses.dataclass
+class _PageTime:
+    """What is left of the time an agent's calls on the page may take (see `LivePage.page_time`)."""
+
+    total_s: float
+    left_s: float
+
+    def limit(self, timeout_s: float) -> float:
+        return min(timeout_s, max(0.0, self.left_s))
+
+
+_PAGE_TIME: contextvars.ContextVar[_PageTime | None] = contextvars.ContextVar("aesenv_page_time", default=None)
+
+
+@contextlib.contextmanager
+def _charged(timeout_s: float) -> Iterator[float]:
+    """Yield the deadline a wait on the page gets (its own, within the page time left), and
+    charge the time it took to the page time."""
+    budget = _PAGE_TIME.get()
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    try:
+        yield timeout_s if budget is None else budget.limit(timeout_s)
+    finally:
+        if budget is not None:
+            budget.left_s -= loop.time() - start
 
 
 def _lost_its_document(exc: PlaywrightError) -> bool:
@@ -68,13 +190,46 @@ class LivePage:
     def dialogs(self) -> int:
         return self.trace.dialogs
 
-    async def bounded(self, call: Awaitable[T], timeout_s: float = 5.0) -> T:
-        """Run one call on the page under a deadline; on expiry stop the page's scripts."""
+    @staticmethod
+    @contextlib.contextmanager
+    def page_time(seconds: float) -> Iterator[None]:
+        """Inside the block (in this task), the calls on the page and the waits for its
+        navigations may take `seconds` in all; past that, a call raises `PageStalled`. An agent's
+        episode runs under it, so a page that makes every call slow fails its interactions
+        instead of making the agent overrun its own deadline (ours to answer for)."""
+        token = _PAGE_TIME.set(_PageTime(seconds, seconds))
         try:
-            return await asyncio.wait_for(call, timeout_s)
-        except (asyncio.TimeoutError, PlaywrightTimeoutError) as exc:
-            await stop_scripts(self.cdp)
-            raise PageStalled(f"the page did not answer within {timeout_s}s") from exc
+            yield
+        finally:
+            _PAGE_TIME.reset(token)
+
+    async def bounded(self, call: Awaitable[T], timeout_s: float = 5.0) -> T:
+        """Run one call on the page under a deadline; on expiry stop the page's scripts and
+        raise `PageStalled`. An exception the page's own code threw into the call raises
+        `PageThrew`, and a call on a crashed page `PageCrashed`; any other failure is raised as
+        it came."""
+        if self.trace.crashed:
+            if inspect.iscoroutine(call):
+                call.close()
+            raise PageCrashed("its renderer is gone")
+        with _charged(timeout_s) as limit:
+            try:
+                return await asyncio.wait_for(call, limit)
+            except (asyncio.TimeoutError, PlaywrightTimeoutError) as exc:
+                if self.trace.crashed:
+                    raise PageCrashed("its renderer is gone") from exc
+                await stop_scripts(self.cdp)
+                if limit < timeout_s:
+                    total = _PAGE_TIME.get().total_s  # type: ignore[union-attr]
+                    raise PageStalled(f"the page used up the {total:.0f}s its interactions may take") from exc
+                raise PageStalled(f"the page did not answer within {timeout_s}s") from exc
+            except PlaywrightError as exc:
+                if self.trace.crashed:
+                    raise PageCrashed("its renderer is gone") from exc
+                thrown = page_exception(exc)
+                if thrown is None:
+                    raise
+                raise PageThrew(thrown) from exc
 
     @contextlib.asynccontextmanager
     async def settles_navigation(self, timeout_s: float = 5.0) -> AsyncIterator[None]:
@@ -93,16 +248,17 @@ class LivePage:
         if not leaving:
             return
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout_s
-        while self.trace.navigations == before and loop.time() < deadline:
-            await asyncio.sleep(0.01)
+        with _charged(timeout_s) as limit:
+            deadline = loop.time() + limit
+            while self.trace.navigations == before and loop.time() < deadline:
+                await asyncio.sleep(0.01)
         await self._loaded(max(0.0, deadline - loop.time()))
 
     async def _loaded(self, timeout_s: float) -> None:
         """Wait for the document being loaded, if any (a document that never finishes loading
         is acted on as it stands)."""
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self.trace.document_loaded.wait(), timeout_s)
+        with _charged(timeout_s) as limit, contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self.trace.document_loaded.wait(), limit)
         self.trace.document_loaded.set()
 
     async def _on_current_document(self, call: Callable[[], Awaitable[T]], timeout_s: float) -> T:
@@ -119,7 +275,7 @@ class LivePage:
     async def advance(self, ms: int, timeout_s: float = 5.0) -> None:
         """Let `ms` of the page's time pass: virtual time when the clock is frozen."""
         if self.freeze_time:
-            await self._on_current_document(lambda: self.page.clock.run_for(ms), timeout_s)
+            await self._on_current_document(lambda: run_clock(self.page, ms, self.page_errors), timeout_s)
         else:
             await self.bounded(self.page.wait_for_timeout(ms), timeout_s + ms / 1000)
 
@@ -136,7 +292,7 @@ class LivePage:
 
     async def alive(self) -> bool:
         """Whether the page still answers (not crashed, not closed)."""
-        with contextlib.suppress(PlaywrightError, PageStalled):
+        with contextlib.suppress(PlaywrightError, PageFault):
             return bool(await self.evaluate("() => true", timeout_s=2))
         return False
 

@@ -32,7 +32,7 @@ from playwright.async_api import async_playwright
 from pydantic import BaseModel
 
 from aesenv.render.browser import CHROMIUM_ARGS, BrowserBinary, BrowserLaunch, browser_launch, find_chromium
-from aesenv.render.live import LivePage, Session, stop_scripts
+from aesenv.render.live import LivePage, Session, note_page_error, run_clock, stop_scripts
 from aesenv.render.models import (ConsoleEntry, DomElement, MobileProbe, PageMetrics, Rendering,
                                   RenderStatus, RequestEntry, RequestOutcome)
 from aesenv.render.vendor import library_usage
@@ -443,8 +443,7 @@ class Renderer:
                 prepared.trace.console.append(ConsoleEntry(type=message.type, text=message.text[:2000]))
 
         def on_error(error) -> None:
-            if len(prepared.trace.page_errors) < 100:
-                prepared.trace.page_errors.append(str(error)[:2000])
+            note_page_error(prepared.trace.page_errors, str(error))
 
         page = prepared.page
         page.on("console", on_console)
@@ -543,7 +542,7 @@ class Renderer:
                 cost_per_ms = (time.perf_counter() - start) / trace.settled_ms
                 if cost_per_ms * remaining < (deadline - time.perf_counter()) / 2:
                     step = remaining
-            await page.clock.run_for(step)
+            await run_clock(page, step, trace.page_errors)  # a timer that throws is the page's error
             trace.settled_ms += step
 
     @staticmethod

@@ -6,7 +6,8 @@ most N); `score` is count / N. A page with nothing to interact with fails (0) wh
 promises interaction (games, UI components, websites) and is not applicable where a static page
 is a legitimate answer (charts, 3D scenes): masked there, a static chart is left out of the
 channel's group statistics (GDPO) instead of counted as a failed interaction. "Nothing" means no
-interaction was scored: none was found, or the VLM agent chose none. A crashed page is the page's failure; a
+interaction was scored: none was found, or the VLM agent chose none. A page that crashed, hung
+or broke our calls with its own scripts (`PageFault`: see `aesenv.render.live`) has failed; a
 browser or judge failure on our side is an infra error (masked), never a 0.
 """
 
@@ -19,6 +20,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from aesenv.interact.agents import Interactor, interactor_for, make_interactor
 from aesenv.judges.client import ClientConfig, JudgeError
+from aesenv.render.live import PageFault
 from aesenv.render.models import RenderStatus
 from aesenv.rewards.channel import ChannelResult, ChannelStatus, Evidence, register_channel
 from aesenv.tasks import Category
@@ -26,6 +28,11 @@ from aesenv.tasks import Category
 log = logging.getLogger(__name__)
 
 INTERACTION_EXPECTED = frozenset({Category.GAME_DEV, Category.UI_COMPONENT, Category.WEBSITE})
+# The share of the channel's deadline that the agent's calls on the page may take in all
+# (`LivePage.page_time`); the rest is the agent's own work around them (pixel diffs, thumbnails).
+# A page that makes every call slow fails its remaining interactions before the deadline, whose
+# expiry is ours to answer for (masked).
+PAGE_TIME_SHARE = 2 / 3
 
 
 def _failed(reason: str, **payload: Any) -> ChannelResult:
@@ -55,7 +62,10 @@ class InteractiveChannel:
             spec, budget, options = _agent_spec(config) if config is not None else ("offline", 3, {})
             agent = make_interactor(spec, budget, **options)
         self.agent = agent
-        self.deadline_s: float | None = getattr(agent, "deadline_s", None)
+        # The agent's own calls (a VLM agent's model calls, with every retry), then the page's time.
+        timeout_s = float(getattr(config, "channel_timeout_s", 60.0))
+        self.page_time_s = PAGE_TIME_SHARE * timeout_s
+        self.deadline_s: float = (getattr(agent, "deadline_s", None) or 0.0) + timeout_s
 
     async def close(self) -> None:
         close_agent = getattr(self.agent, "close", None)  # a VLM agent holds an HTTP client
@@ -73,9 +83,12 @@ class InteractiveChannel:
                 return _failed(f"the page crashed before it could be used: {rendering.error}")
             return ChannelResult.infra_error("the rendered page was not kept open for interaction")
         try:
-            report = await self.agent.explore(live, evidence.task)
+            with live.page_time(self.page_time_s):
+                report = await self.agent.explore(live, evidence.task)
         except JudgeError as exc:
             return ChannelResult.infra_error(f"interaction agent {self.agent.name} failed: {exc}")
+        except PageFault as exc:  # an agent that does not end its episode on one itself
+            return _failed(f"{exc.stop}: {exc}", agent=self.agent.name)
         except PlaywrightError as exc:
             if live.trace.crashed:
                 return _failed("the page crashed while it was being used", agent=self.agent.name)

@@ -7,7 +7,7 @@ Importing this package registers the channels `text`, `boundary`, `chart`, `tabl
 
 from __future__ import annotations
 
-from aesenv.render.live import LivePage, PageStalled
+from aesenv.render.live import LivePage, PageFault
 from aesenv.render.models import Rendering, RenderStatus
 from aesenv.tasks.model import ChartData, TableData, Task, TextExact
 from aesenv.verifiers import checklist, channels, reference  # noqa: F401 - registers the channels
@@ -39,7 +39,7 @@ async def requirement_potential(task: Task, rendering: Rendering, live: LivePage
             if charts:
                 found = (await read_charts(live))["charts"]
                 met += sum(check_charts([c], found).passed for c in charts)
-        except PageStalled:
+        except PageFault:
             pass
     return round(met / total, 6)
 

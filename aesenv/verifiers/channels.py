@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from aesenv.render.live import PageStalled
+from aesenv.render.live import PageFault, PageStalled
 from aesenv.render.models import RenderStatus
 from aesenv.rewards.channel import ChannelResult, ChannelStatus, Evidence, register_channel
 from aesenv.tasks.model import ChartData, TableData, Task, TextExact
@@ -57,6 +57,8 @@ class VerifierChannel:
             measured = await self.measure(evidence, subject)
         except PageStalled as exc:
             return _zero(f"the page stalled while being read: {exc}")
+        except PageFault as exc:
+            return _zero(f"{exc.stop} while being read: {exc}")
         return measured if isinstance(measured, ChannelResult) else result_of(measured)
 
 
