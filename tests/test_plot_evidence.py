@@ -87,7 +87,7 @@ async def test_a_png_bomb_is_refused_before_decoding(pipeline):
     run = await pipeline.sandbox.run_plot(code, {})
     assert run.ok and len(run.figures) == 1
     figure = run.figures[0]
-    assert figure.png is None and figure.meta["untrusted"] and f"{MAX_PIXELS:,}" in figure.meta["error"]
+    assert figure.png is None and figure.meta["unusable"] and f"{MAX_PIXELS:,}" in figure.meta["error"]
     record = (await pipeline.score(LINE, answer(code))).record
     assert record.channels["static"].status is ChannelStatus.FAILED
 
@@ -115,7 +115,7 @@ HONEST = {
 async def test_honest_figures_pass_the_pixel_check(pipeline, name):
     run = await pipeline.sandbox.run_plot(HONEST[name], {})
     assert run.ok, run.reason
-    assert run.figures and all(not f.meta.get("untrusted") and "error" not in f.meta for f in run.figures), \
+    assert run.figures and all(not f.meta.get("unusable") and "error" not in f.meta for f in run.figures), \
         [f.meta.get("error") for f in run.figures]
 
 

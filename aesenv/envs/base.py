@@ -30,7 +30,24 @@ def deterministic_view(record: RewardRecord) -> dict[str, Any]:
     exclude: dict[str, Any] = {"timings_ms": True}
     if record.rendering is not None:
         exclude["rendering"] = {"timings_ms"}
-    return record.model_dump(mode="json", exclude=exclude)
+    return utf8_clean(record.model_dump(mode="json", exclude=exclude))
+
+
+def utf8_clean(value: Any) -> Any:
+    """`value` (JSON-ready) with every string valid UTF-8: a page's JavaScript can put lone
+    surrogates into what the record quotes (console messages, its title), which no UTF-8 JSON
+    writer takes; they become '?'."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(value, dict):
+        return {utf8_clean(k): utf8_clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [utf8_clean(v) for v in value]
+    return value
 
 
 class AsyncAesEnv:

@@ -7,6 +7,16 @@ task's `main.py` runs in the sandbox beside the task's data files (which start i
 workspace). Actions are tool calls (`aesenv.envs.tools`): native OpenAI function calls or the
 text form. Observations are chat messages: text, plus the screenshot or figures after a render.
 
+Untrusted input never escapes `step` as an exception: a malformed action is an `ActionError`
+observation, a tool call that cannot be carried out a `ToolError` one. Every file name entering
+the workspace passes one check (`tools.path_problem`): from a tool argument, and for what a `run`
+leaves, at `Workspace.take`, where names that are not UTF-8, absolute or `..` paths, links and
+other non-regular files, and files over the size and count bounds are skipped and listed with
+the reason. A `run`'s stdout and stderr are kept up to `run_max_output_bytes` each and cut in
+the observation (start and end kept, with a marker). Plot figures the sandbox hands back are
+checked on the host as every sandbox run's are (`plots.evidence.screen`: a plotly figure 1e400 px
+wide, or with unreadable JSON, is the answer's failed figure). Observations never hold lone surrogates.
+
 Budgets: `RefineBudget` (turns, wall time, observation size). Reward is 0.0 until the episode
 ends (submit, or a budget), then the workspace goes through `RewardPipeline.score` exactly like a
 single-turn answer: NaN with `info["reward_valid"]` False when our infrastructure failed.
@@ -25,8 +35,9 @@ Structural score (tasks without requirements), the mean of checks in [0, 1]:
 
 from __future__ import annotations
 
-import contextlib
+import logging
 import math
+import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -37,23 +48,28 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from aesenv.artifact import MAX_ARTIFACT_BYTES
-from aesenv.envs.base import AesEnv, AsyncAesEnv, TaskSource, deterministic_view
+from aesenv.envs.base import AesEnv, AsyncAesEnv, TaskSource, deterministic_view, utf8_clean
 from aesenv.envs.spaces import UnicodeText
-from aesenv.envs.tools import (TOOLS, ActionError, ToolCall, ToolError, Workspace, parse_action, parse_text_action,
-                               text_form_help)
+from aesenv.envs.tools import (TOOLS, ActionError, Intake, ToolCall, ToolError, Workspace, parse_action,
+                               parse_text_action, shown, text_form_help)
 from aesenv.judges.client import image_part
 from aesenv.plots.plotly_png import with_plotly_pngs
 from aesenv.plots.prompt import plot_request
 from aesenv.render import LivePage, Rendering, RenderStatus, RequestOutcome
 from aesenv.rewards import PipelineConfig, RewardPipeline
-from aesenv.sandbox import PlotRun, RunStatus, SandboxLimits
+from aesenv.sandbox import CommandRun, PlotRun, RunStatus, SandboxLimits
 from aesenv.tasks import Task
 from aesenv.verifiers import requirement_potential
 
 __all__ = ["REFINE_ENVS", "AesPlotRefineEnv", "AesWebRefineEnv", "AsyncAesPlotRefineEnv", "AsyncAesWebRefineEnv",
            "AsyncRefineEnv", "RefineBudget", "parse_text_action", "structural_score", "task_request"]
 
+log = logging.getLogger(__name__)
+
 TRUNCATION_MARKER = "\n…[truncated {n} characters]"
+CUT_MARKER = "\n…[{n} characters cut here]…\n"
+MAX_LISTED = 20  # file names listed per kind in a `run` observation
+
 
 
 class RefineBudget(BaseModel):
@@ -62,6 +78,10 @@ class RefineBudget(BaseModel):
     max_observation_chars: int = Field(12_000, ge=200)  # text of one observation; images counted apart
     max_images: int = Field(4, ge=0)  # per observation (a plot may draw several figures)
     run_timeout_s: float = Field(20.0, gt=0)  # the `run` tool's wall-clock limit
+    # the `run` tool's stdout and stderr, each: what the sandbox keeps (the observation shows a
+    # part of it); beyond it the command is stopped (its files up to then still come back)
+    run_max_output_bytes: int = Field(4_000_000, gt=0)
+    max_calls_per_turn: int = Field(16, ge=1)  # tool calls run per message; the rest are answered unrun
 
 
 def task_request(task: Task) -> str:
@@ -87,6 +107,22 @@ def truncate(text: str, limit: int) -> str:
     return text[: max(0, limit - len(marker))] + marker
 
 
+def clip(text: str, limit: int) -> str:
+    """`text` within `limit` characters, keeping its start and its end (where a command's last
+    lines and a traceback's error are) around a marker saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    marker = CUT_MARKER.format(n=len(text) - limit)
+    keep = max(0, limit - len(marker))
+    head = keep // 2
+    return text[:head] + marker + text[len(text) - (keep - head):]
+
+
+def _names(names: list[str], limit: int = MAX_LISTED) -> str:
+    more = f", … and {len(names) - limit} more" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + more
+
+
 def structural_score(rendering: Rendering) -> float:
     """The documented cheap Φ for a page (see the module docstring)."""
     if rendering.status is not RenderStatus.OK:
@@ -100,8 +136,29 @@ def structural_score(rendering: Rendering) -> float:
 
 def plot_structural_score(run: PlotRun) -> float:
     """The documented cheap Φ for a plot run (see the module docstring)."""
-    checks = [float(run.ok), float(bool(run.figures)), float(not run.traceback and not run.stderr.strip())]
+    drew = any(not f.meta.get("unusable") for f in run.figures)
+    checks = [float(run.ok), float(drew), float(not run.traceback and not run.stderr.strip())]
     return round(sum(checks) / len(checks), 4)
+
+
+def _describe_run(run: CommandRun, intake: Intake, budget: int) -> str:
+    """A `run` for the policy within about `budget` characters: how it ended, what came back and
+    what did not (and why), then its output, each stream cut to an equal share of what is left
+    (its start and end kept; the sandbox's own cut said too)."""
+    status = f"{run.status.value}{': ' + run.reason if run.reason else ''}"
+    lines = [f"exit code: {run.exit_code} ({status})", f"files changed: {_names(intake.changed) or 'none'}"]
+    if intake.skipped:
+        lines.append(f"files not copied back ({len(intake.skipped)}):")
+        lines += [f"  '{s.name}': {s.why}" for s in intake.skipped[:MAX_LISTED]]
+        if len(intake.skipped) > MAX_LISTED:
+            lines.append(f"  … and {len(intake.skipped) - MAX_LISTED} more")
+    share = max(200, (budget - sum(len(line) + 1 for line in lines) - 300) // 2)
+    streams = (("stdout", run.stdout, run.stdout_truncated), ("stderr", run.stderr, run.stderr_truncated))
+    for label, text, cut in streams:
+        note = " (the sandbox kept only its start: the output went over the limit)" if cut else ""
+        size = f" ({len(text)} characters, shown in part)" if len(text) > share else ""
+        lines.append(f"{label}{size}{note}:\n{clip(text, share)}")
+    return "\n".join(lines)
 
 
 @dataclass
@@ -114,7 +171,7 @@ class Outcome:
     error: str = ""
 
     def summary(self) -> dict[str, Any]:
-        return {"name": self.call.name if self.call else None, "ok": not self.error, "error": self.error}
+        return {"name": self.call.name if self.call else None, "ok": not self.error, "error": utf8_clean(self.error)}
 
 
 class AsyncRefineEnv(AsyncAesEnv):
@@ -160,14 +217,23 @@ class AsyncRefineEnv(AsyncAesEnv):
             raise gym.error.ResetNeeded("call reset() before step() (the episode has ended)")
         self._turn += 1
         before = self._potential
-        calls = parse_action(action)
+        try:
+            calls = parse_action(action)
+        except Exception as exc:  # noqa: BLE001 - no action may take the episode down
+            log.exception("refine env: parsing an action failed")
+            calls = ActionError(f"the action could not be read ({type(exc).__name__})")
         outcomes: list[Outcome] = []
         if isinstance(calls, ActionError):
             outcomes.append(Outcome(None, f"Invalid action: {calls.message}", error=calls.message))
         else:
-            for call in calls:
+            cap = self.budget.max_calls_per_turn
+            for index, call in enumerate(calls):
                 if outcomes and outcomes[-1].call and outcomes[-1].call.name == "submit":
                     outcomes.append(Outcome(call, "Not run: the episode was submitted.", error="after submit"))
+                    continue
+                if index >= cap:
+                    outcomes.append(Outcome(call, f"Not run: at most {cap} tool calls are run per message.",
+                                            error="over the per-message call limit"))
                     continue
                 outcomes.append(await self._execute(call))
         submitted = any(o.call and o.call.name == "submit" and not o.error for o in outcomes)
@@ -195,6 +261,11 @@ class AsyncRefineEnv(AsyncAesEnv):
             return await self._handlers[call.name](call)
         except ToolError as exc:
             return Outcome(call, f"Error: {exc}", error=str(exc))
+        except Exception as exc:  # noqa: BLE001 - a tool call never takes the episode down
+            log.exception("refine env: %s failed on our side", call.name)
+            why = f"internal error: {type(exc).__name__}: {shown(str(exc), 300)}"
+            return Outcome(call, f"Error: the env failed on its side while running {call.name} ({why}); "
+                           "this is not caused by your call; try again", error=why)
 
     async def _write_file(self, call: ToolCall) -> Outcome:
         name = self.workspace.write(call.arguments["path"], call.arguments["content"])
@@ -209,17 +280,14 @@ class AsyncRefineEnv(AsyncAesEnv):
         return Outcome(call, self.workspace.read(call.arguments["path"]))
 
     async def _run(self, call: ToolCall) -> Outcome:
-        limits = SandboxLimits(timeout_s=self.budget.run_timeout_s)
+        limits = SandboxLimits(timeout_s=self.budget.run_timeout_s, max_output_bytes=self.budget.run_max_output_bytes)
         run = await self.pipeline.sandbox.run(["/bin/sh", "-c", call.arguments["command"]],
                                               dict(self.workspace.files), limits)
         if run.status is RunStatus.INFRA_ERROR:
             raise ToolError(f"the sandbox failed on our side ({run.reason}); try again")
-        changed = [p for p, data in run.files_out.items() if self.workspace.files.get(p) != data]
-        for path in changed:
-            self.workspace.write(path, run.files_out[path])
-        lines = [f"exit code: {run.exit_code} ({run.status.value}{': ' + run.reason if run.reason else ''})",
-                 f"files changed: {', '.join(changed) or 'none'}", f"stdout:\n{run.stdout}", f"stderr:\n{run.stderr}"]
-        return Outcome(call, "\n".join(lines), error="" if run.ok else f"command {run.status.value}")
+        intake = self.workspace.take(run.files_out, run.files_skipped, first=self.entry)
+        text = _describe_run(run, intake, self.budget.max_observation_chars)
+        return Outcome(call, text, error="" if run.ok else f"command {run.status.value}")
 
     async def _submit(self, call: ToolCall) -> Outcome:
         """Always ends the episode (a trainer may force it): without the entry file the answer is
@@ -242,9 +310,19 @@ class AsyncRefineEnv(AsyncAesEnv):
         entry = self.workspace.files.get(self.entry, b"")
         others = {p: b for p, b in self.workspace.files.items() if p != self.entry}
         if self._measured != self.workspace.fingerprint() and self.entry in self.workspace.files:
-            with contextlib.suppress(ToolError):  # our render failed: Φ stays carried forward
+            try:
                 await self._look()
-        scored = await self.pipeline.score(self.task, entry, files=others)
+            except ToolError:  # our render failed: Φ stays carried forward
+                pass
+            except Exception:  # noqa: BLE001 - the same, for a failure we did not foresee
+                log.exception("refine env: measuring the final workspace failed")
+        try:
+            scored = await self.pipeline.score(self.task, entry, files=others)
+        except Exception as exc:  # noqa: BLE001 - the pipeline never raises for an answer: this is ours
+            log.exception("refine env: scoring the workspace failed")
+            reason = f"scoring failed on our side: {type(exc).__name__}: {shown(str(exc), 300)}"
+            return math.nan, {"record": None, "status": "infra_error", "reward_valid": False, "failure": "",
+                              "error": reason}
         self.last = scored
         value = scored.record.selected_reward
         return (math.nan if value is None else float(value)), {
@@ -257,10 +335,11 @@ class AsyncRefineEnv(AsyncAesEnv):
         text only) follow in one user message."""
         limit = self.budget.max_observation_chars // max(1, len(outcomes))
         image_parts = [image_part(img) for o in outcomes for img in o.images][: self.budget.max_images]
-        messages = [{"role": "tool", "tool_call_id": o.call.id, "content": truncate(o.text, limit)}
-                    for o in outcomes if o.call and o.call.id]
+        messages = [{"role": "tool", "tool_call_id": utf8_clean(o.call.id),
+                     "content": utf8_clean(truncate(o.text, limit))} for o in outcomes if o.call and o.call.id]
         rest = [o for o in outcomes if not (o.call and o.call.id)]
-        text = "\n\n".join(truncate(f"[{o.call.name}] {o.text}" if o.call else o.text, limit) for o in rest)
+        text = utf8_clean("\n\n".join(truncate(f"[{o.call.name}] {o.text}" if o.call else o.text, limit)
+                                      for o in rest))
         if image_parts:
             messages.append({"role": "user", "content": [{"type": "text", "text": text or "Rendered result:"},
                                                          *image_parts]})
@@ -331,10 +410,15 @@ class AsyncAesPlotRefineEnv(AsyncRefineEnv):
         self._potential = plot_structural_score(run)
         pictures = [f.png for f in run.figures if f.png]
         self.last_image = pictures[0] if pictures else None
+        share = self.budget.max_observation_chars // 4
+        problems = [f"  {shown(f.name)}: {f.meta.get('error') or f.meta.get('png_error')}" for f in run.figures
+                    if f.meta.get("error") or f.meta.get("png_error")][:MAX_LISTED]
         lines = [f"status: {run.status.value}" + (f" ({run.reason})" if run.reason else ""),
-                 f"figures: {len(run.figures)} ({', '.join(f.name for f in run.figures) or 'none'})",
-                 f"traceback:\n{run.traceback}" if run.traceback else "no traceback",
-                 f"stdout:\n{run.stdout}" if run.stdout else "", f"stderr:\n{run.stderr}" if run.stderr else ""]
+                 f"figures: {len(run.figures)} ({_names([shown(f.name) for f in run.figures]) or 'none'})",
+                 *([f"figure problems ({len(problems)}):", *problems] if problems else []),
+                 f"traceback:\n{clip(run.traceback, share)}" if run.traceback else "no traceback",
+                 f"stdout:\n{clip(run.stdout, share)}" if run.stdout else "",
+                 f"stderr:\n{clip(run.stderr, share)}" if run.stderr else ""]
         return "\n".join(line for line in lines if line), pictures
 
 

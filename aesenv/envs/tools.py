@@ -22,6 +22,7 @@ import hashlib
 import json
 import posixpath
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,6 +86,7 @@ def text_form_help() -> str:
 
 
 _CALL = re.compile(r'<tool_call(?:\s+name\s*=\s*"([\w-]*)")?\s*>(.*?)</tool_call>', re.S)
+_CLOSE = "</tool_call>"
 
 
 def _strip_one_newline(text: str) -> str:
@@ -92,11 +94,26 @@ def _strip_one_newline(text: str) -> str:
     return text[:-1] if text.endswith("\n") else text
 
 
+def _element(body: str, arg: str) -> str | None:
+    """The text between the first `<arg>` and the last `</arg>` after it (what the greedy
+    `<arg>(.*)</arg>` matches, found in linear time: a body of many unclosed openings must not
+    cost quadratic time)."""
+    start = body.find(f"<{arg}>")
+    end = body.rfind(f"</{arg}>")
+    if start < 0 or end < start + len(arg) + 2:
+        return None
+    return body[start + len(arg) + 2:end]
+
+
 def parse_text_action(text: str) -> dict[str, Any] | ActionError:
     """The first tool call written in `text`, as `{"name", "arguments"}`."""
-    match = _CALL.search(text or "")
+    text = text if isinstance(text, str) else ""
+    # Only the text up to the last closing tag can hold a complete call: searching beyond it
+    # would scan to the end once per unclosed opening (quadratic in a hostile message).
+    last_close = text.rfind(_CLOSE)
+    match = _CALL.search(text, 0, last_close + len(_CLOSE)) if last_close >= 0 else None
     if match is None:
-        if "<tool_call" in (text or ""):
+        if "<tool_call" in text:
             return ActionError("a <tool_call> was opened but never closed with </tool_call>")
         return ActionError('no tool call found. Call a tool, e.g. <tool_call name="render"></tool_call>, '
                            'or <tool_call name="submit"></tool_call> when done.')
@@ -104,37 +121,53 @@ def parse_text_action(text: str) -> dict[str, Any] | ActionError:
     if not name:
         try:
             value = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):
             return ActionError('<tool_call> without name="..." must hold a JSON object {"name": ..., "arguments": {...}}')
         if not isinstance(value, dict) or not isinstance(value.get("name"), str):
             return ActionError('the JSON in <tool_call> needs a "name" string')
         return {"name": value["name"], "arguments": value.get("arguments") or {}}
     if name not in _TOOL_SPECS:
-        return ActionError(f"unknown tool {name!r}; tools: {', '.join(TOOL_NAMES)}")
+        return ActionError(f"unknown tool '{shown(name)}'; tools: {', '.join(TOOL_NAMES)}")
     stripped = body.strip()
     if stripped.startswith("{"):
         try:
             return {"name": name, "arguments": json.loads(stripped)}
-        except ValueError:
+        except (ValueError, RecursionError):
             pass
     arguments = {}
     for arg in _TOOL_SPECS[name][1]:
-        found = re.search(rf"<{arg}>(.*)</{arg}>", body, re.S)
+        found = _element(body, arg)
         if found is not None:
-            arguments[arg] = _strip_one_newline(found.group(1))
+            arguments[arg] = _strip_one_newline(found)
     return {"name": name, "arguments": arguments}
 
 
+def shown(value: Any, limit: int = 120) -> str:
+    """A name or value as it can be shown to the policy and logged: bytes that are not UTF-8
+    (surrogate-escaped, as `os.fsdecode` gives them) as `\\xNN`, other unprintable characters
+    (controls, lone surrogates) escaped, and at most `limit` characters."""
+    text = value if isinstance(value, str) else repr(value)
+    try:
+        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate outside the escape range: escaped below
+        pass
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _checked(name: Any, arguments: Any, call_id: str = "") -> ToolCall | ActionError:
-    if name not in _TOOL_SPECS:
-        return ActionError(f"unknown tool {name!r}; tools: {', '.join(TOOL_NAMES)}")
+    if not isinstance(name, str) or name not in _TOOL_SPECS:
+        return ActionError(f"unknown tool '{shown(name)}'; tools: {', '.join(TOOL_NAMES)}")
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments) if arguments.strip() else {}
-        except ValueError as exc:
-            return ActionError(f"{name}: arguments are not valid JSON ({exc})")
+        except (ValueError, RecursionError) as exc:
+            return ActionError(f"{name}: arguments are not valid JSON ({shown(str(exc), 200)})")
+    if arguments is None:
+        arguments = {}
     if not isinstance(arguments, dict):
-        return ActionError(f"{name}: arguments must be an object")
+        return ActionError(f"{name}: arguments must be an object, not {type(arguments).__name__}")
     wanted = _TOOL_SPECS[name][1]
     missing = [a for a in wanted if a not in arguments]
     if missing:
@@ -147,7 +180,8 @@ def _checked(name: Any, arguments: Any, call_id: str = "") -> ToolCall | ActionE
 
 def parse_action(action: Any) -> list[ToolCall] | ActionError:
     """Every spelling an env step accepts: assistant text (text form), `{"name", "arguments"}`,
-    or an assistant message (native `tool_calls`, else its text content in the text form)."""
+    or an assistant message (native `tool_calls`, else its text content in the text form).
+    Never raises: whatever the action holds, the answer is calls or an `ActionError`."""
     if isinstance(action, str):
         parsed = parse_text_action(action)
         return parsed if isinstance(parsed, ActionError) else _as_list(_checked(parsed["name"], parsed["arguments"]))
@@ -157,19 +191,24 @@ def parse_action(action: Any) -> list[ToolCall] | ActionError:
         return _as_list(_checked(action["name"], action.get("arguments", {})))
     native = action.get("tool_calls")
     if native:
+        if not isinstance(native, (list, tuple)):
+            return ActionError(f"tool_calls must be a list of calls, not {type(native).__name__}")
         calls = []
         for raw in native:
             raw = raw if isinstance(raw, dict) else {}
             function = raw.get("function") if isinstance(raw.get("function"), dict) else {}
-            call_id = str(raw.get("id", ""))
+            raw_id = raw.get("id", "")
+            call_id = raw_id if isinstance(raw_id, str) else str(raw_id)
             checked = _checked(function.get("name"), function.get("arguments", {}), call_id)
             if isinstance(checked, ActionError):
-                checked = ToolCall(name=str(function.get("name")), arguments={}, id=call_id, problem=checked.message)
+                name = function.get("name")
+                checked = ToolCall(name=shown(name) if isinstance(name, str) else "?", arguments={}, id=call_id,
+                                   problem=checked.message)
             calls.append(checked)
         return calls
     content = action.get("content")
-    if isinstance(content, list):
-        content = "\n".join(p.get("text", "") for p in content if isinstance(p, dict))
+    if isinstance(content, (list, tuple)):
+        content = "\n".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
     return parse_action(content if isinstance(content, str) else "")
 
 
@@ -177,14 +216,58 @@ def _as_list(call: ToolCall | ActionError) -> list[ToolCall] | ActionError:
     return call if isinstance(call, ActionError) else [call]
 
 
+MAX_PATH_CHARS = 200
+
+
+def path_problem(path: Any) -> tuple[str, str]:
+    """(the workspace-relative POSIX path, "") or ("", why it cannot be one). Every name that
+    enters the workspace passes here, from a tool argument or from a `run`: it must be text that
+    is valid UTF-8 (no lone surrogates, which is how undecodable file-name bytes arrive), relative,
+    inside the workspace, without control characters, and short."""
+    if not isinstance(path, str):
+        return "", "a path must be a string"
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return "", "the name is not valid UTF-8"
+    candidate = path.strip().replace("\\", "/")
+    if not candidate:
+        return "", "the path is empty"
+    if any(unicodedata.category(c) == "Cc" for c in candidate):
+        return "", "the name holds control characters"
+    if candidate.startswith("/"):
+        return "", "an absolute path"
+    normal = posixpath.normpath(candidate)
+    if normal in (".", "..") or normal.startswith("../"):
+        return "", "it leaves the workspace (..)" if ".." in normal else "not a file name"
+    if len(normal) > MAX_PATH_CHARS:
+        return "", f"longer than {MAX_PATH_CHARS} characters"
+    return normal, ""
+
+
 def clean_path(path: str) -> str:
     """A workspace-relative POSIX path, or `ToolError` (absolute, `..`, empty, odd characters)."""
-    candidate = path.strip().replace("\\", "/")
-    normal = posixpath.normpath(candidate) if candidate else ""
-    if (not normal or normal in (".", "..") or normal.startswith(("/", "../")) or "\x00" in normal
-            or len(normal) > 200):
-        raise ToolError(f"bad path {path!r}: use a relative path inside the workspace, e.g. index.html")
+    normal, problem = path_problem(path)
+    if problem:
+        raise ToolError(f"bad path '{shown(path)}' ({problem}): use a relative path inside the workspace, "
+                        "e.g. index.html")
     return normal
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A file a `run` left that did not enter the workspace, and why."""
+
+    name: str  # as `shown` writes it
+    why: str
+
+
+@dataclass
+class Intake:
+    """What came of a `run`'s files: those copied into the workspace and those skipped."""
+
+    changed: list[str] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
 
 
 @dataclass
@@ -197,7 +280,8 @@ class Workspace:
         """Changes whenever any file's path or content does."""
         digest = hashlib.sha256()
         for path, data in sorted(self.files.items()):
-            digest.update(hashlib.sha256(path.encode()).digest() + hashlib.sha256(data).digest())
+            digest.update(hashlib.sha256(path.encode("utf-8", "surrogatepass")).digest()
+                          + hashlib.sha256(data).digest())
         return digest.hexdigest()
 
     def listing(self) -> str:
@@ -211,16 +295,74 @@ class Workspace:
 
     def write(self, path: str, content: str | bytes) -> str:
         name = clean_path(path)
-        data = content.encode("utf-8") if isinstance(content, str) else content
-        if len(data) > MAX_FILE_BYTES:
-            raise ToolError(f"{name}: {len(data)} bytes is over the {MAX_FILE_BYTES}-byte file limit")
-        if name not in self.files and len(self.files) >= MAX_FILES:
-            raise ToolError(f"the workspace already holds {MAX_FILES} files (the limit)")
-        total = sum(len(b) for p, b in self.files.items() if p != name) + len(data)
-        if total > MAX_WORKSPACE_BYTES:
-            raise ToolError(f"the workspace would hold {total} bytes, over the {MAX_WORKSPACE_BYTES}-byte limit")
+        if isinstance(content, str):
+            try:
+                data = content.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise ToolError(f"{name}: the content is not valid Unicode text (a lone surrogate at character "
+                                f"{exc.start}); write it as UTF-8 text") from None
+        else:
+            data = bytes(content)
+        problem = self._room_for(name, data)
+        if problem:
+            raise ToolError(f"{name}: {problem}")
         self.files[name] = data
         return name
+
+    def _room_for(self, name: str, data: bytes) -> str:
+        """Why `data` cannot be stored as `name` within the workspace's bounds ("" when it can).
+        A file cannot also be a folder: the sandbox could not lay out such a workspace."""
+        parts = name.split("/")
+        for i in range(1, len(parts)):
+            if "/".join(parts[:i]) in self.files:
+                return f"{'/'.join(parts[:i])} is a file in the workspace, so it cannot hold {name}"
+        inside = next((p for p in self.files if p.startswith(name + "/")), None)
+        if inside is not None:
+            return f"{name} is a folder in the workspace (it holds {inside})"
+        if len(data) > MAX_FILE_BYTES:
+            return f"{len(data)} bytes is over the {MAX_FILE_BYTES}-byte file limit"
+        if name not in self.files and len(self.files) >= MAX_FILES:
+            return f"the workspace already holds {MAX_FILES} files (the limit)"
+        total = sum(len(b) for p, b in self.files.items() if p != name) + len(data)
+        if total > MAX_WORKSPACE_BYTES:
+            return f"the workspace would hold {total} bytes, over the {MAX_WORKSPACE_BYTES}-byte limit"
+        return ""
+
+    def take(self, files: dict[str, bytes], not_copied: dict[str, str] | None = None, first: str = "") -> Intake:
+        """Copy what a `run` left into the workspace: the one gate for file names and contents
+        made by untrusted code. Each new or changed file, `first` (the entry file) and then in
+        name order, either enters (a valid relative UTF-8 name, within the file, count and total
+        bounds) or is skipped with the reason; `not_copied` (name -> why the sandbox did not copy
+        it back: links, FIFOs, devices) is reported the same way. Never raises."""
+        intake = Intake()
+        seen: dict[str, str] = {}
+
+        def order(name: object) -> tuple[bool, bytes]:
+            text = name if isinstance(name, str) else ""
+            return text != first, text.encode("utf-8", "surrogatepass")
+
+        for raw in sorted(files, key=order):
+            data = files[raw]
+            name, problem = path_problem(raw)
+            if not problem and not isinstance(data, (bytes, bytearray)):
+                problem = "no file content came back"
+            if not problem and name in seen and seen[name] != raw:
+                problem = f"the same workspace path as '{shown(seen[name])}'"
+            if problem:
+                intake.skipped.append(Skipped(shown(raw), problem))
+                continue
+            seen[name] = raw
+            if self.files.get(name) == data:
+                continue
+            problem = self._room_for(name, bytes(data))
+            if problem:
+                intake.skipped.append(Skipped(name, problem))
+                continue
+            self.files[name] = bytes(data)
+            intake.changed.append(name)
+        for raw, why in sorted((not_copied or {}).items()):
+            intake.skipped.append(Skipped(shown(raw), f"{why}: only regular files are copied back"))
+        return intake
 
     def edit(self, path: str, old: str, new: str) -> str:
         """Exact search/replace of one occurrence; the error says why when there is not exactly one."""

@@ -7,9 +7,10 @@ whose header promises more pixels than `MAX_PIXELS` before decoding them, (2) va
 description against a bounded schema (types, finite numbers, capped counts and string lengths),
 so the judge's cost is capped and a malformed description cannot make it raise, and (3) checks
 the description's claims against the PNG: its size, ink where its texts and data marks are
-said to be, no data claimed on a blank image. A figure that fails is kept with its meta replaced
-by an error naming the answer's fault; the judge scores it as empty (a real low score, never
-`infra_error`).
+said to be, no data claimed on a blank image; a plotly figure's JSON must be drawable
+(`plotly_png.figure_problem`: no width of 1e400). A figure that fails is kept with its meta set to
+{"error": why, "unusable": True}: the answer's failure in both plot channels (a real low score,
+never `infra_error`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Annotated
 import numpy as np
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
+from aesenv.plots.plotly_png import figure_problem
 from aesenv.sandbox.base import Figure
 
 MAX_PIXELS = 25_000_000  # 5000 x 5000: a 420 KB PNG may otherwise decode to gigabytes
@@ -193,8 +195,14 @@ def screen(figure: Figure) -> Figure:
     try:
         pixels = decode_png(figure.png) if figure.png else None
     except UntrustedFigure as exc:
-        return figure.model_copy(update={"png": None, "meta": {"error": str(exc), "untrusted": True}})
-    if figure.kind != "matplotlib" or (figure.meta and "error" in figure.meta and len(figure.meta) <= 2):
+        return figure.model_copy(update={"png": None, "meta": {"error": str(exc), "unusable": True}})
+    if figure.kind == "plotly":
+        problem = figure_problem(figure.plotly_json)
+        if problem:
+            return figure.model_copy(update={"plotly_json": None, "png": None, "meta": {
+                "error": f"unusable plotly figure: {problem}", "unusable": True}})
+        return figure
+    if figure.meta and "error" in figure.meta and len(figure.meta) <= 2:
         return figure
     try:
         desc = FigureDescription.model_validate(figure.meta)
@@ -202,15 +210,15 @@ def screen(figure: Figure) -> Figure:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         return figure.model_copy(update={"meta": {
-            "error": f"figure description rejected ({where}: {first['msg']})"[:300], "untrusted": True}})
+            "error": f"figure description rejected ({where}: {first['msg']})"[:300], "unusable": True}})
     problem = check_against_pixels(desc, pixels) if pixels is not None else "no image to check it against"
     if problem:
         return figure.model_copy(update={"meta": {
-            "error": f"figure description does not match its pixels: {problem}", "untrusted": True}})
+            "error": f"figure description does not match its pixels: {problem}", "unusable": True}})
     return figure.model_copy(update={"meta": desc.model_dump(exclude_unset=True)})
 
 
-def untrusted_notes(figures: list[Figure]) -> list[str]:
+def unusable_notes(figures: list[Figure]) -> list[str]:
     """Why figures were refused as evidence, for the record."""
-    return [f"{f.name}: {f.meta['error']}" for f in figures if isinstance(f.meta, dict) and f.meta.get("untrusted")]
+    return [f"{f.name}: {f.meta['error']}" for f in figures if f.meta.get("unusable")]
 

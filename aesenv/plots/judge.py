@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from itertools import combinations
@@ -302,24 +303,61 @@ def _ink_share(png: bytes | None) -> float:
         return -1.0
     from PIL import Image
 
-    img = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))[::2, ::2].astype(int)
+    try:
+        img = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))[::2, ::2].astype(int)
+    except (OSError, ValueError, Image.DecompressionBombError):  # not a picture we can read: not measured
+        return -1.0
+    if not img.size:
+        return -1.0
     return round(float((np.abs(img - img[0, 0]).sum(axis=2) > 24).mean()), 4)
+
+
+# What a figure's description can hold that is wrong, since the sandboxed script made it (it can
+# write any JSON as its figure list): such a figure is judged as empty, never a judge failure.
+_UNREADABLE = (ValueError, TypeError, AttributeError, KeyError, IndexError, OverflowError, RecursionError,
+               OSError)
+_LISTS = ("axes", "texts", "sizes", "backgrounds", "geometry", "titles", "notes", "ink")
+
+
+def _finite(*values: float) -> bool:
+    return all(math.isfinite(v) for v in values)
+
+
+def _check_finite(d: _Digest, axes_from: int, texts_from: int) -> None:
+    """ValueError when the figure just digested holds a non-finite number (NaN and infinities
+    would otherwise turn the score into NaN, or slip through the clamps)."""
+    boxes = [b for a in d.axes[axes_from:] for b in (a.position, a.legend_box, *a.boxes) if b]
+    boxes += [t.box for t in d.texts[texts_from:] if t.box]
+    numbers = [*d.sizes[-1], *(v for b in boxes for v in b),
+               *(v for t in d.texts[texts_from:] for v in (t.size_px, t.rotation))]
+    if not _finite(*numbers) or not all(np.isfinite(a.points).all() for a in d.axes[axes_from:]):
+        raise ValueError("a size, position or box is not a finite number")
 
 
 def digest(figures: list[Figure]) -> _Digest:
     d = _Digest()
     for i, fig in enumerate(figures):
-        if fig.kind == "plotly" and fig.plotly_json:
-            _digest_plotly(d, i, fig.plotly_json, fig.png)
-        elif fig.meta and "error" not in fig.meta:
-            _digest_matplotlib(d, i, fig.meta, fig.png)
-        else:
-            d.notes.append(f"{fig.name}: no description ({fig.meta.get('error', 'missing')}); judged as empty")
-            d.sizes.append((0.0, 0.0))
-            d.backgrounds.append("#ffffff")
-            d.geometry.append(False)
-            d.titles.append("")
-            d.ink.append(_ink_share(fig.png))
+        lengths = {name: len(getattr(d, name)) for name in _LISTS}
+        try:
+            if fig.kind == "plotly" and fig.plotly_json:
+                _digest_plotly(d, i, fig.plotly_json, fig.png)
+                _check_finite(d, lengths["axes"], lengths["texts"])
+                continue
+            if fig.meta and "error" not in fig.meta:
+                _digest_matplotlib(d, i, fig.meta, fig.png)
+                _check_finite(d, lengths["axes"], lengths["texts"])
+                continue
+            why = str(fig.meta.get("error", "missing"))
+        except _UNREADABLE as exc:
+            for name, n in lengths.items():
+                del getattr(d, name)[n:]
+            why = f"unreadable: {type(exc).__name__}: {str(exc)[:200]}"
+        d.notes.append(f"{fig.name}: no description ({why}); judged as empty")
+        d.sizes.append((0.0, 0.0))
+        d.backgrounds.append("#ffffff")
+        d.geometry.append(False)
+        d.titles.append("")
+        d.ink.append(_ink_share(fig.png))
     return d
 
 

@@ -15,12 +15,14 @@ import asyncio
 import functools
 import io
 import json
+import reprlib
 
 from aesenv.render import Renderer
 from aesenv.render.models import RenderStatus
 from aesenv.sandbox.base import PlotRun
 
 DEFAULT_SIZE = (700, 450)  # plotly's own default figure size
+MIN_SIZE_PX, MAX_SIZE_PX = 10, 10_000  # plotly's own minimum; the largest size a figure may ask for
 
 _PAGE = """<!doctype html><html><head><meta charset="utf-8">
 <style>html,body{{margin:0;background:#fff}}</style><script src="plotly.min.js"></script></head>
@@ -41,11 +43,64 @@ def plotly_js() -> bytes | None:
     return get_plotlyjs().encode("utf-8")
 
 
+def _size(value: object, key: str) -> float | None:
+    """A layout width or height: None when unset, else a finite number of pixels in bounds, or
+    ValueError saying what is wrong with it."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"layout.{key} is {_shown(value)}, not a number of pixels")
+    if not MIN_SIZE_PX <= value <= MAX_SIZE_PX:  # also NaN, infinities and huge integers
+        raise ValueError(f"layout.{key} is {_shown(value)}: a figure size must be a finite number of pixels "
+                         f"from {MIN_SIZE_PX} to {MAX_SIZE_PX}")
+    return float(value)
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        text = json.dumps(value)  # as the JSON spelled it: Infinity, NaN
+    else:
+        text = reprlib.repr(value)  # bounded for a huge list or string
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+def figure_problem(figure_json: object) -> str:
+    """Why a plotly figure's JSON (made by untrusted code in the sandbox) cannot be drawn or
+    judged, or "" when it can: it must be a JSON object whose `layout` is an object, whose `data`
+    is a list of trace objects, and whose width and height, when set, are plausible sizes (plotly
+    itself takes any number of at least 10; 1e400 parses as infinity)."""
+    if not isinstance(figure_json, str):
+        return "no figure JSON"
+    try:
+        figure = json.loads(figure_json)
+    except (ValueError, RecursionError) as exc:
+        return f"the figure JSON does not parse ({type(exc).__name__}: {str(exc)[:200]})"
+    if not isinstance(figure, dict):
+        return "the figure JSON is not an object"
+    layout = figure.get("layout")
+    if layout is not None and not isinstance(layout, dict):
+        return "the figure's layout is not an object"
+    data = figure.get("data")
+    if data is not None and not (isinstance(data, list) and all(isinstance(t, dict) for t in data)):
+        return "the figure's data is not a list of traces"
+    try:
+        for key in ("width", "height"):
+            _size((layout or {}).get(key), key)
+    except ValueError as exc:
+        return str(exc)
+    return ""
+
+
 def figure_size(figure_json: str, max_width: int, max_height: int) -> tuple[int, int]:
-    layout = json.loads(figure_json).get("layout") or {}
-    width = int(layout.get("width") or DEFAULT_SIZE[0])
-    height = int(layout.get("height") or DEFAULT_SIZE[1])
-    return max(50, min(width, max_width)), max(50, min(height, max_height))
+    """The size to draw a figure at: its own (plotly's default when unset), within the viewport;
+    ValueError (RecursionError for absurdly nested JSON) when the JSON or its size is unusable."""
+    figure = json.loads(figure_json)
+    layout = (figure.get("layout") if isinstance(figure, dict) else None) or {}
+    if not isinstance(layout, dict):
+        raise ValueError("the figure's layout is not an object")
+    width = _size(layout.get("width"), "width") or DEFAULT_SIZE[0]
+    height = _size(layout.get("height"), "height") or DEFAULT_SIZE[1]
+    return max(50, min(int(width), max_width)), max(50, min(int(height), max_height))
 
 
 async def plotly_png(renderer: Renderer, figure_json: str) -> tuple[bytes | None, str]:
@@ -55,8 +110,8 @@ async def plotly_png(renderer: Renderer, figure_json: str) -> tuple[bytes | None
         return None, "plotly is not installed on the host: judged from its JSON only"
     try:
         width, height = figure_size(figure_json, renderer.config.viewport_width, renderer.config.viewport_height)
-    except (ValueError, TypeError, AttributeError) as exc:
-        return None, f"unreadable plotly JSON: {exc}"
+    except (ValueError, TypeError, AttributeError, OverflowError, RecursionError) as exc:
+        return None, f"unreadable plotly JSON: {str(exc)[:300]}"
     page = _PAGE.format(spec=figure_json.replace("</", "<\\/"), width=width, height=height)
     rendering = await renderer.render(page, files={"plotly.min.js": js})
     if rendering.status is RenderStatus.INFRA_ERROR or rendering.viewport_png is None:

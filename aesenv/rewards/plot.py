@@ -1,7 +1,9 @@
 """Reward channels of plot tasks: the script's sandbox run, then its figures.
 
 `execution` (AesCoder's execution agent for plots, ±1): the script ran without error, produced at
-least one figure and imported an allowed plotting library. `static` (0–100): a plot judge scores
+least one usable figure (not one the host refused as evidence: a PNG bomb, a description its
+pixels contradict, a plotly figure 1e400 px wide) and
+imported an allowed plotting library. `static` (0–100): a plot judge scores
 the figures (offline metrics by default, a VLM with `openai:<model>`). A sandbox failure on our
 side is `infra_error` in both, never a score.
 """
@@ -13,7 +15,7 @@ from typing import Any
 
 from aesenv.artifact import Artifact, ArtifactKind
 from aesenv.plots import PlotJudge
-from aesenv.plots.evidence import untrusted_notes
+from aesenv.plots.evidence import unusable_notes
 from aesenv.rewards.channel import PLOT_CHANNELS, ChannelResult, ChannelStatus, Evidence
 from aesenv.sandbox.base import PlotRun, RunStatus
 
@@ -57,7 +59,18 @@ def _unusable(evidence: Evidence, raw: float) -> ChannelResult | None:
         return _failed(raw, f"the script did not finish ({run.status.value}): {run.reason}", **run_summary(run))
     if not run.figures:
         return _failed(raw, "the script ran but produced no figure", **run_summary(run))
+    if not usable_figures(run):
+        return _failed(raw, f"no usable figure: {_unusable_reason(run)}", **run_summary(run))
     return None
+
+
+def usable_figures(run: PlotRun) -> list:
+    """The figures left once those the host refused as evidence (`plots.evidence.screen`) are set aside."""
+    return [f for f in run.figures if not f.meta.get("unusable")]
+
+
+def _unusable_reason(run: PlotRun) -> str:
+    return "; ".join(f"{f.name}: {f.meta.get('error', 'unusable')}" for f in run.figures[:3])[:500]
 
 
 @PLOT_CHANNELS.register("execution")
@@ -98,9 +111,9 @@ class PlotStaticChannel:
             return ChannelResult.infra_error(f"judge {self.judge.name} failed: {type(exc).__name__}: {exc}")
         payload = judgement.payload(self.judge.name, self.judge.version)
         empty = judgement.evidence.get("presence", 1) == 0
-        refused = untrusted_notes(evidence.plot.figures)
+        refused = unusable_notes(evidence.plot.figures)
         if refused:
-            payload["untrusted_figures"] = refused
+            payload["unusable_figures"] = refused
         if empty:
             payload["reason"] = "; ".join(refused) or "the figures show no data"
         return ChannelResult(status=ChannelStatus.FAILED if empty else ChannelStatus.OK,
@@ -115,4 +128,6 @@ def plot_failure(artifact: Artifact, run: PlotRun | None) -> str:
         return ""
     if run.status is not RunStatus.OK:
         return f"{run.status.value}: {run.reason}"
-    return "" if run.figures else "no figure: the script ran but drew nothing"
+    if not run.figures:
+        return "no figure: the script ran but drew nothing"
+    return "" if usable_figures(run) else f"no usable figure: {_unusable_reason(run)}"

@@ -87,6 +87,7 @@ class PlotRun(_Run):
 class CommandRun(_Run):
     exit_code: int | None = None
     files_out: dict[str, bytes] = {}  # every regular file left in the workspace (size-capped)
+    files_skipped: dict[str, str] = {}  # what was left but not copied back (links, devices, too big) -> why
 
     @classmethod
     def infra_error(cls, reason: str, backend: str = "") -> CommandRun:

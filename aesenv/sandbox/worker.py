@@ -366,7 +366,7 @@ class Worker:
         if job["kind"] == "plot":
             result["imported"] = imported_modules(job["code"])
         else:
-            result["files_out"] = collect_files(workspace)
+            result["files_out"], result["files_skipped"] = collect_files(workspace)
         return result
 
     def outcome(self, job: dict, outcome: str, wait_status: int, raw: bytes, limits: dict) -> dict:
@@ -674,25 +674,36 @@ def imported_modules(code: str) -> list[str]:
     return sorted(set(names))
 
 
-def collect_files(workspace: str) -> dict[str, str]:
-    """Regular files left in the workspace (no links, no devices), base64, size-capped in total."""
+def collect_files(workspace: str) -> tuple[dict[str, str], dict[str, str]]:
+    """Regular files left in the workspace, base64 within a total size budget, and what was not
+    copied back (links, FIFOs, sockets, devices, files past the budget) with the reason."""
     files: dict[str, str] = {}
+    skipped: dict[str, str] = {}
     budget = MAX_FILES_OUT_BYTES
     for root, dirs, names in os.walk(workspace):
-        for name in names:
+        for name in names + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
             path = os.path.join(root, name)
+            relative = os.path.relpath(path, workspace)
             try:
                 info = os.lstat(path)
-                if not stat.S_ISREG(info.st_mode) or info.st_size > budget:
+                if stat.S_ISLNK(info.st_mode):
+                    skipped[relative] = "a symbolic link"
+                    continue
+                if not stat.S_ISREG(info.st_mode):
+                    skipped[relative] = "not a regular file (a FIFO, socket or device)"
+                    continue
+                if info.st_size > budget:
+                    skipped[relative] = f"over the {MAX_FILES_OUT_BYTES >> 20} MiB copied back per run"
                     continue
                 fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
                 with os.fdopen(fd, "rb") as f:
                     data = f.read(budget)
-            except OSError:
+            except OSError as exc:
+                skipped[relative] = f"unreadable ({exc.strerror})"
                 continue
             budget -= len(data)
-            files[os.path.relpath(path, workspace)] = base64.b64encode(data).decode()
-    return files
+            files[relative] = base64.b64encode(data).decode()
+    return files, skipped
 
 
 def main() -> None:
