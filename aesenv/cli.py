@@ -157,7 +157,9 @@ def _cmd_score(args: argparse.Namespace) -> int:
         Path(args.screenshot).write_bytes(scored.picture)
         record.screenshot = args.screenshot
     if args.json:
-        print(record.model_dump_json(indent=2))
+        from aesenv.jsonl import dumps
+
+        print(dumps(record, indent=2))
     else:
         print(f"task {record.task_id} ({record.category}) status={record.status}"
               + (f" failure={record.failure}" if record.failure else ""))
@@ -245,6 +247,7 @@ BENCHMARKS = {
     "pandasplotbench": "benchmarks.pandasplotbench",
     "compare": "benchmarks.compare",
     "security": "benchmarks.security",
+    "isolation": "benchmarks.isolation_cost",
 }
 
 

@@ -1,4 +1,4 @@
-"""Reading JSONL files with errors that name the file and line."""
+"""Reading JSONL files with errors that name the file and line, and writing records safely."""
 
 from __future__ import annotations
 
@@ -6,6 +6,15 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel
+
+
+def dumps(model: BaseModel, indent: int | None = None) -> str:
+    """A model as JSON that never fails on what a page put in it: JavaScript strings may hold
+    lone surrogates, which no UTF-8 writer takes (pydantic's own JSON refuses them); here they
+    are escaped as \\uXXXX, so the record is written whole and reads back the same."""
+    return json.dumps(model.model_dump(mode="json"), indent=indent)
 
 
 class JsonlError(ValueError):

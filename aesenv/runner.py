@@ -25,6 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 from tqdm import tqdm
 
+from aesenv.jsonl import dumps
 from aesenv.judges.client import Usage
 from aesenv.rewards import PipelineConfig, RewardPipeline, RewardRecord
 from aesenv.rewards.pipeline import Scored
@@ -147,7 +148,7 @@ async def run_episodes(tasks: list[Task], policy: Policy, out_dir: str | Path, *
                     record.screenshot = f"screenshots/{name}"
                 async with write_lock:
                     with records_path.open("a", encoding="utf-8") as fh:
-                        fh.write(record.model_dump_json() + "\n")
+                        fh.write(dumps(record) + "\n")
                 bar.update(1)
                 bar.set_postfix_str(f"{task.id} reward={record.reward}")
                 return record

@@ -22,6 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from aesenv.envs.refine import AsyncRefineEnv
+from aesenv.jsonl import dumps
 from aesenv.tasks import Task
 
 
@@ -124,7 +125,7 @@ def write_trajectory(trajectory: Trajectory, out_dir: str | Path) -> Path:
         "first_turn": _externalize(trajectory.first_turn, images, "turn-0"),
         "steps": [s.model_copy(update={"observation": _externalize(s.observation, images, f"turn-{s.turn}")})
                   for s in trajectory.steps]})
-    (out / "trajectory.json").write_text(stored.model_dump_json(indent=2), encoding="utf-8")
+    (out / "trajectory.json").write_text(dumps(stored, indent=2), encoding="utf-8")
     timeline = out / "timeline.html"
     timeline.write_text(timeline_html(stored, out), encoding="utf-8")
     return timeline
