@@ -205,39 +205,39 @@ async def _then_healthy(sb, first, expect: set[RunStatus], what: str):
     return first.status.value, "ok", f"{what}: {first.reason or 'ran'}"
 
 
-@probe(SANDBOX_PROBES, "deep-tree")
-async def _deep(sb, host: Host):
-    run = await sb.run_plot("import os\nfor _ in range(3000):\n    os.mkdir('d'); os.chdir('d')\n", {},
-                            SandboxLimits(timeout_s=30))
-    return await _then_healthy(sb, run, {RunStatus.OK}, "3000 nested folders")
+# Attacks that must end with one of the expected statuses and leave the worker healthy:
+# probe -> (script, limits, expected statuses, what it does).
+CONTAINED: dict[str, tuple[str, SandboxLimits, set[RunStatus], str]] = {
+    "deep-tree": ("import os\nfor _ in range(3000):\n    os.mkdir('d'); os.chdir('d')\n", SandboxLimits(timeout_s=30),
+                  {RunStatus.OK}, "3000 nested folders"),
+    "odd-names-and-modes": ("import os\nos.mkdir(b'\\xff\\xfe'); os.makedirs('l/i'); os.chmod('l/i', 0); "
+                            "os.chmod('l', 0)\nos.mkfifo('p'); os.symlink('/', 'r'); open('-rf', 'w').close()\n",
+                            QUICK, {RunStatus.OK}, "non-UTF-8 names, mode 000, fifo, links"),
+    "fork-bomb": ("import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n",
+                  SandboxLimits(timeout_s=3, max_procs=32), {RunStatus.TIMEOUT, RunStatus.KILLED}, "fork bomb"),
+    "memory-bomb": ("b = []\nwhile True:\n    b.append(bytearray(64 * 2**20))\n",
+                    SandboxLimits(timeout_s=20, memory_mb=1024), {RunStatus.KILLED}, "unbounded allocation"),
+    "untouched-mapping": ("import mmap\nm = mmap.mmap(-1, 2 * 2**30)\n", SandboxLimits(timeout_s=20, memory_mb=1024),
+                          {RunStatus.OK}, "2 GB mapping never touched (not memory in use)"),
+    "forge-infra-error": ("import os\nf = b'{\"status\": \"infra_error\", \"reason\": \"x\", \"figures\": []}'\n"
+                          "for fd in range(3, 64):\n    try:\n        os.write(fd, f)\n    except OSError:\n"
+                          "        pass\nos._exit(0)\n", QUICK, {RunStatus.ERROR}, "writes a forged result on every fd"),
+    "kill-the-worker": ("import os, signal\nfor pid in (os.getppid(), 1, -1):\n    try:\n        os.kill(pid, "
+                        "signal.SIGKILL)\n    except OSError:\n        pass\n", QUICK,
+                        {RunStatus.OK, RunStatus.ERROR, RunStatus.KILLED}, "kills its parent, pid 1, -1"),
+}
 
 
-@probe(SANDBOX_PROBES, "odd-names-and-modes")
-async def _odd(sb, host: Host):
-    code = ("import os\nos.mkdir(b'\\xff\\xfe'); os.makedirs('l/i'); os.chmod('l/i', 0); os.chmod('l', 0)\n"
-            "os.mkfifo('p'); os.symlink('/', 'r'); open('-rf', 'w').close()\n")
-    run = await sb.run_plot(code, {}, QUICK)
-    return await _then_healthy(sb, run, {RunStatus.OK}, "non-UTF-8 names, mode 000, fifo, links")
+def _contained(name: str) -> Probe:
+    code, limits, expect, what = CONTAINED[name]
+
+    async def run(sb, host: Host):
+        return await _then_healthy(sb, await sb.run_plot(code, {}, limits), expect, what)
+    return run
 
 
-@probe(SANDBOX_PROBES, "fork-bomb")
-async def _fork_bomb(sb, host: Host):
-    run = await sb.run_plot("import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n",
-                            {}, SandboxLimits(timeout_s=3, max_procs=32))
-    return await _then_healthy(sb, run, {RunStatus.TIMEOUT, RunStatus.KILLED}, "fork bomb")
-
-
-@probe(SANDBOX_PROBES, "memory-bomb")
-async def _memory_bomb(sb, host: Host):
-    run = await sb.run_plot("b = []\nwhile True:\n    b.append(bytearray(64 * 2**20))\n", {},
-                            SandboxLimits(timeout_s=20, memory_mb=1024))
-    return await _then_healthy(sb, run, {RunStatus.KILLED}, "unbounded allocation")
-
-
-@probe(SANDBOX_PROBES, "untouched-mapping")
-async def _mapping(sb, host: Host):
-    run = await sb.run_plot("import mmap\nm = mmap.mmap(-1, 2 * 2**30)\n", {}, SandboxLimits(timeout_s=20, memory_mb=1024))
-    return await _then_healthy(sb, run, {RunStatus.OK}, "2 GB mapping never touched (not memory in use)")
+for _name in CONTAINED:
+    probe(SANDBOX_PROBES, _name)(_contained(_name))
 
 
 @probe(SANDBOX_PROBES, "cpu-spin")
@@ -255,21 +255,6 @@ async def _flood(sb, host: Host):
     if len(run.stdout) > 100_000:
         return run.status.value, "limit", f"{len(run.stdout)} bytes of stdout came back"
     return await _then_healthy(sb, run, {RunStatus.KILLED}, "stdout flood")
-
-
-@probe(SANDBOX_PROBES, "forge-infra-error")
-async def _forge(sb, host: Host):
-    code = ("import os\nf = b'{\"status\": \"infra_error\", \"reason\": \"x\", \"figures\": []}'\n"
-            "for fd in range(3, 64):\n    try:\n        os.write(fd, f)\n    except OSError:\n        pass\nos._exit(0)\n")
-    run = await sb.run_plot(code, {}, QUICK)
-    return await _then_healthy(sb, run, {RunStatus.ERROR}, "writes a forged result on every fd")
-
-
-@probe(SANDBOX_PROBES, "kill-the-worker")
-async def _kill(sb, host: Host):
-    code = "import os, signal\nfor pid in (os.getppid(), 1, -1):\n    try:\n        os.kill(pid, signal.SIGKILL)\n    except OSError:\n        pass\n"
-    run = await sb.run_plot(code, {}, QUICK)
-    return await _then_healthy(sb, run, {RunStatus.OK, RunStatus.ERROR, RunStatus.KILLED}, "kills its parent, pid 1, -1")
 
 
 GOOD_PLOT = ("import matplotlib.pyplot as plt\nfig, ax = plt.subplots(figsize=(8, 5))\n"

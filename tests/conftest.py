@@ -25,3 +25,14 @@ async def pipeline(renderer):
     p = RewardPipeline(renderer=renderer)
     yield p
     await p.linter.close()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def plot_pipeline(renderer):
+    """A pipeline with its own sandbox, for plot tasks (closed with the module)."""
+    from aesenv.rewards import RewardPipeline
+
+    p = RewardPipeline(renderer=renderer)
+    yield p
+    await p.sandbox.close()
+    await p.linter.close()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from aesenv.plots.evidence import MAX_PIXELS, screen
-from aesenv.rewards import ChannelStatus, RewardPipeline
+from aesenv.rewards import ChannelStatus
 from aesenv.sandbox import Figure
 from aesenv.tasks import load_tasks
 
@@ -29,27 +29,19 @@ def answer(code: str) -> str:
     return f"```python\n{code}\n```"
 
 
-@pytest.fixture(scope="module")
-async def pipeline(renderer):
-    p = RewardPipeline(renderer=renderer)
-    yield p
-    await p.sandbox.close()
-    await p.linter.close()
-
-
-async def _good_description(pipeline) -> dict:
-    run = await pipeline.sandbox.run_plot(GOOD, {})
+async def _good_description(plot_pipeline) -> dict:
+    run = await plot_pipeline.sandbox.run_plot(GOOD, {})
     assert run.ok and "error" not in run.figures[0].meta
     return run.figures[0].meta
 
 
-async def test_an_empty_figure_with_a_copied_description_scores_as_empty(pipeline):
-    description = await _good_description(pipeline)
-    honest_empty = (await pipeline.score(LINE, answer("import matplotlib.pyplot as plt\nplt.figure(figsize=(8, 5))\n"))).record
-    forged = (await pipeline.score(LINE, answer(
+async def test_an_empty_figure_with_a_copied_description_scores_as_empty(plot_pipeline):
+    description = await _good_description(plot_pipeline)
+    honest_empty = (await plot_pipeline.score(LINE, answer("import matplotlib.pyplot as plt\nplt.figure(figsize=(8, 5))\n"))).record
+    forged = (await plot_pipeline.score(LINE, answer(
         FORGE.format(description=repr(description)) + "import matplotlib.pyplot as plt\n"
         "plt.figure(figsize=(8, 5))\n"))).record
-    good = (await pipeline.score(LINE, answer(GOOD))).record
+    good = (await plot_pipeline.score(LINE, answer(GOOD))).record
     static = forged.channels["static"]
     assert static.status is ChannelStatus.FAILED, static
     assert "does not match its pixels" in static.payload["reason"]
@@ -63,32 +55,32 @@ async def test_an_empty_figure_with_a_copied_description_scores_as_empty(pipelin
     "lambda fig: {'width_px': float('nan'), 'height_px': 500}",
     "lambda fig: {'width_px': 800, 'height_px': 500, 'texts': [{'text': 'x', 'bbox': [0, 0, 1, 1]}] * 6000}",
 ], ids=["raises", "wrong-types", "nan", "6000-texts"])
-async def test_a_broken_describe_hook_is_the_answers_failure(pipeline, hook):
+async def test_a_broken_describe_hook_is_the_answers_failure(plot_pipeline, hook):
     code = (f"import sys\nsys.modules['aesenv_figure_meta'].describe = {hook}\n" + GOOD)
-    record = (await pipeline.score(LINE, answer(code))).record
+    record = (await plot_pipeline.score(LINE, answer(code))).record
     static = record.channels["static"]
     assert static.status is ChannelStatus.FAILED, static
     assert static.status is not ChannelStatus.INFRA_ERROR and record.reward is not None
 
 
-async def test_a_replaced_savefig_is_the_answers_failure(pipeline):
+async def test_a_replaced_savefig_is_the_answers_failure(plot_pipeline):
     code = "import matplotlib.figure\nmatplotlib.figure.Figure.savefig = lambda self, *a, **k: None\n" + GOOD
-    record = (await pipeline.score(LINE, answer(code))).record
+    record = (await plot_pipeline.score(LINE, answer(code))).record
     assert record.reward is not None
     assert all(c.status is not ChannelStatus.INFRA_ERROR for c in record.channels.values()), record.channels
     assert record.channels["static"].status is ChannelStatus.FAILED
 
 
-async def test_a_png_bomb_is_refused_before_decoding(pipeline):
+async def test_a_png_bomb_is_refused_before_decoding(plot_pipeline):
     """420 KB of PNG that would decode to 12000 x 12000 pixels in the host process."""
     code = ("import matplotlib.figure\nfrom PIL import Image\n"
             "def bomb(self, buf, **kwargs):\n    Image.new('1', (12000, 12000)).save(buf, 'PNG')\n"
             "matplotlib.figure.Figure.savefig = bomb\n" + GOOD)
-    run = await pipeline.sandbox.run_plot(code, {})
+    run = await plot_pipeline.sandbox.run_plot(code, {})
     assert run.ok and len(run.figures) == 1
     figure = run.figures[0]
     assert figure.png is None and figure.meta["unusable"] and f"{MAX_PIXELS:,}" in figure.meta["error"]
-    record = (await pipeline.score(LINE, answer(code))).record
+    record = (await plot_pipeline.score(LINE, answer(code))).record
     assert record.channels["static"].status is ChannelStatus.FAILED
 
 
@@ -112,8 +104,8 @@ HONEST = {
 
 
 @pytest.mark.parametrize("name", list(HONEST))
-async def test_honest_figures_pass_the_pixel_check(pipeline, name):
-    run = await pipeline.sandbox.run_plot(HONEST[name], {})
+async def test_honest_figures_pass_the_pixel_check(plot_pipeline, name):
+    run = await plot_pipeline.sandbox.run_plot(HONEST[name], {})
     assert run.ok, run.reason
     assert run.figures and all(not f.meta.get("unusable") and "error" not in f.meta for f in run.figures), \
         [f.meta.get("error") for f in run.figures]

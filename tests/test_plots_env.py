@@ -102,14 +102,6 @@ class BrokenSandbox:
         pass
 
 
-@pytest.fixture(scope="module")
-async def plot_pipeline(renderer):
-    p = RewardPipeline(renderer=renderer)
-    yield p
-    await p.sandbox.close()
-    await p.linter.close()
-
-
 async def test_crashing_script_is_a_failed_execution_not_an_infra_error(plot_pipeline):
     scored = await plot_pipeline.score(LINE, answer("import matplotlib.pyplot as plt\nplt.plot([1, 2])\n"
                                                     "raise KeyError('no such column: temp')"))
