@@ -17,7 +17,7 @@ from aesenv.envs.tools import MAX_FILE_BYTES, MAX_FILES, Workspace, parse_action
 from aesenv.plots.judge import OfflinePlotJudge
 from aesenv.plots.evidence import screen
 from aesenv.plots.plotly_png import figure_problem, figure_size
-from aesenv.sandbox.base import CommandRun, Figure, PlotRun, RunStatus
+from aesenv.sandbox.base import CommandRun, Figure, RunStatus
 from aesenv.tasks import Task
 
 WEB = Task(id="cafe", prompt="A landing page for Corner Cafe with a menu of Espresso, Latte and Mocha")

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field

@@ -30,7 +30,6 @@ import linecache
 import os
 import resource
 import select
-import shutil
 import signal
 import stat
 import struct
