@@ -190,6 +190,14 @@ def _at_least_good(total: float) -> bool:
     return total >= GOOD_THRESHOLD
 
 
+def _rule_shares(execution: list) -> dict[str, float]:
+    """Share of linted pages that break each HTMLHint rule, most broken first: AesCoder's rule
+    set fails most real model output (`tag-self-close` alone on about three pages in four), and
+    a reader needs to see which rules a pass rate is made of."""
+    pages = Counter(rule for e in execution for rule in e.payload.get("violations_by_rule", {}))
+    return {rule: round(n / len(execution), 4) for rule, n in pages.most_common()} if execution else {}
+
+
 def summarize(records: list[RewardRecord], *, wall_s: float | None = None, extra: dict[str, Any] | None = None,
               is_good: Callable[[float], bool] = _at_least_good) -> dict[str, Any]:
     """Aggregate records. Infra failures are counted and excluded, never averaged in as 0.
@@ -211,6 +219,7 @@ def summarize(records: list[RewardRecord], *, wall_s: float | None = None, extra
                for part in ("alignment", "aesthetics", "structure")},
             "good_rate": round(sum(map(is_good, totals)) / len(totals), 4) if totals else None,
             "execution_pass_rate": _mean([1.0 if e.raw == 1 else 0.0 for e in execution]),
+            "execution_failed_rules": _rule_shares(execution),
             "interactive_mean": _mean([float(i.raw) for i in interactive]),
             "interactive_n": len(interactive),
         }

@@ -41,7 +41,7 @@ from aesenv.runner import run_and_report
 from aesenv.tasks import Category, Task
 from aesenv.tasks.loaders import load_opendesign
 from benchmarks.stats import mean_ci
-from benchmarks.runs import add_judge_args, judge_options, opened_policy
+from benchmarks.runs import add_judge_args, judge_options, opened_policy, parse_checked
 
 DEFAULT_PROMPTS = "benchmarks/data/opendesign_slice.jsonl"
 
@@ -112,7 +112,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse_checked(build_parser(), argv)
     summary = asyncio.run(run(args))
     print(json.dumps({k: summary.get(k) for k in ("n", "n_infra_error", "static_total_mean", "good_rate",
                                                    "interactive_mean", "wall_s")}))

@@ -30,7 +30,7 @@ from aesenv.rewards import PipelineConfig, RewardRecord
 from aesenv.runner import run_and_report
 from aesenv.tasks import Task
 from aesenv.tasks.loaders import load_pandasplotbench
-from benchmarks.runs import add_judge_args, judge_options, opened_policy
+from benchmarks.runs import add_judge_args, judge_options, opened_policy, parse_checked
 
 GOOD_ABOVE = 75.0
 
@@ -96,7 +96,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse_checked(build_parser(), argv)
     summary = asyncio.run(run(args))
     print(json.dumps({k: summary.get(k) for k in ("n", "n_infra_error", "error_rate", "judge_score_mean",
                                                    "good_rate", "wall_s")}))

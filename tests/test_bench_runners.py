@@ -16,8 +16,8 @@ PPB = ROOT / "benchmarks" / "data" / "pandasplotbench_sample.jsonl"
 CATEGORIES = {"Website", "3D Design", "Game Dev", "UI Component", "Data Visualization"}
 
 SUMMARY_KEYS = {"n", "n_total", "n_infra_error", "good_rate", "per_category", "static_total_mean", "alignment_mean",
-                "aesthetics_mean", "structure_mean", "interactive_mean", "execution_pass_rate", "reward_mean",
-                "failures", "channel_infra_errors", "judge_usage", "judge_variance", "wall_s", "policy", "judge",
+                "aesthetics_mean", "structure_mean", "interactive_mean", "execution_pass_rate",
+                "execution_failed_rules", "reward_mean", "failures", "channel_infra_errors", "judge_usage", "judge_variance", "wall_s", "policy", "judge",
                 "mode", "provenance"}
 BLOCK_KEYS = {"n", "static_total_mean", "alignment_mean", "aesthetics_mean", "structure_mean", "good_rate",
               "interactive_mean", "reward_mean"}
@@ -80,12 +80,16 @@ def test_bootstrap_intervals_are_seeded_and_cover_the_mean():
 @pytest.mark.slow
 def test_opendesign_slice_with_template_and_offline_judges(tmp_path):
     out = tmp_path / "run"
-    assert bench("opendesign", "--prompts", str(SLICE), "--policy", "template", "--out", str(out)) == 0
+    assert bench("opendesign", "--judge", "offline", "--prompts", str(SLICE), "--policy", "template", "--out", str(out)) == 0
     summary = summary_of(out)
     check_schema(summary, 20)
     assert summary["n_infra_error"] == 0 and summary["judge"] == "offline" and summary["judge_variance"] == {}
     assert set(summary["per_category"]) == CATEGORIES and all(b["n"] == 4 for b in summary["per_category"].values())
     assert summary["judge_usage"]["requests"] == 0  # the offline judges call no model
+    rules = summary["execution_failed_rules"]  # pages failing each rule, most broken first
+    assert list(rules.values()) == sorted(rules.values(), reverse=True) and all(0 < v <= 1 for v in rules.values())
+    if summary["execution_pass_rate"] < 1:
+        assert rules
     report = (out / "report.html").read_text()
     assert report.count("data:image/jpeg;base64,") == 20
     assert not re.search(r"""(src|href)=["']https?://""", report)
@@ -93,19 +97,19 @@ def test_opendesign_slice_with_template_and_offline_judges(tmp_path):
 
 def test_resume_skips_finished_items_and_a_changed_config_is_refused(tmp_path, capsys):
     out = tmp_path / "run"
-    assert bench("opendesign", "--prompts", str(SLICE), "--limit", "2", "--out", str(out)) == 0
+    assert bench("opendesign", "--judge", "offline", "--prompts", str(SLICE), "--limit", "2", "--out", str(out)) == 0
     first = records_of(out)
-    assert bench("opendesign", "--prompts", str(SLICE), "--limit", "3", "--out", str(out)) == 0
+    assert bench("opendesign", "--judge", "offline", "--prompts", str(SLICE), "--limit", "3", "--out", str(out)) == 0
     after = records_of(out)
     assert after[:2] == first and len(after) == 3  # two skipped, one new
     assert summary_of(out)["n_total"] == 3
     capsys.readouterr()
-    assert bench("opendesign", "--prompts", str(SLICE), "--limit", "3", "--interactor", "offline",
+    assert bench("opendesign", "--judge", "offline", "--prompts", str(SLICE), "--limit", "3", "--interactor", "offline",
                  "--out", str(out)) == 2
     assert "different pipeline" in capsys.readouterr().err
     edited = tmp_path / "edited.jsonl"
     edited.write_text(SLICE.read_text().replace("bicycle repair shop", "ice cream parlour"))
-    assert bench("opendesign", "--prompts", str(edited), "--limit", "3", "--out", str(out)) == 2
+    assert bench("opendesign", "--judge", "offline", "--prompts", str(edited), "--limit", "3", "--out", str(out)) == 2
     assert "different prompts" in capsys.readouterr().err
     assert len(records_of(out)) == 3  # nothing mixed in
 
@@ -143,7 +147,7 @@ def test_opendesign_with_the_test_server_as_policy_and_judge(tmp_path, openai_se
 @pytest.mark.slow
 def test_opendesign_refine_mode_records_episodes(tmp_path):
     out = tmp_path / "run"
-    assert bench("opendesign", "--prompts", str(SLICE), "--limit", "1", "--mode", "refine", "--policy", "repair",
+    assert bench("opendesign", "--judge", "offline", "--prompts", str(SLICE), "--limit", "1", "--mode", "refine", "--policy", "repair",
                  "--out", str(out)) == 0
     summary = summary_of(out)
     assert summary["mode"] == "refine" and summary["n"] == 1
@@ -151,8 +155,19 @@ def test_opendesign_refine_mode_records_episodes(tmp_path):
     assert 'href="episodes/1/timeline.html"' in (out / "report.html").read_text()
 
 
+def test_the_default_judge_is_a_vlm_and_needs_an_endpoint(tmp_path, capsys, monkeypatch):
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "AESENV_JUDGE"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(SystemExit) as refused:  # a usage error, as argparse reports one
+        bench("opendesign", "--prompts", str(SLICE), "--limit", "1", "--out", str(tmp_path / "run"))
+    assert refused.value.code == 2
+    err = capsys.readouterr().err
+    assert "openai:Qwen/Qwen2.5-VL-7B-Instruct has no endpoint" in err and "OPENAI_BASE_URL" in err
+    assert not (tmp_path / "run").exists()  # refused before anything was generated
+
+
 def test_refine_mode_needs_an_agent(tmp_path, capsys):
-    assert bench("opendesign", "--prompts", str(SLICE), "--limit", "1", "--mode", "refine",
+    assert bench("opendesign", "--judge", "offline", "--prompts", str(SLICE), "--limit", "1", "--mode", "refine",
                  "--out", str(tmp_path / "run")) == 2
     assert "refine mode needs an agent" in capsys.readouterr().err
 
@@ -173,8 +188,8 @@ def test_pandasplotbench_and_compare(tmp_path, capsys):
     good, bad, data_dir = tmp_path / "good", tmp_path / "bad", tmp_path / "data"
     data_dir.mkdir()
     (data_dir / "part-0.jsonl").write_text(PPB.read_text())
-    assert bench("pandasplotbench", "--data", str(PPB), "--out", str(good)) == 0
-    assert bench("pandasplotbench", "--data", str(data_dir), "--policy", f"replay:{broken_answers(tmp_path)}",
+    assert bench("pandasplotbench", "--judge", "offline", "--data", str(PPB), "--out", str(good)) == 0
+    assert bench("pandasplotbench", "--judge", "offline", "--data", str(data_dir), "--policy", f"replay:{broken_answers(tmp_path)}",
                  "--out", str(bad)) in (0, 3)
     g, b = summary_of(good), summary_of(bad)
     for s in (g, b):

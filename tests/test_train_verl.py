@@ -61,6 +61,11 @@ def tiny_model(tmp_path_factory) -> str:
     return str(path)
 
 
+# The CPU tests score with the offline judge, which training refuses without the explicit switch.
+OFFLINE_JUDGE = ("reward.custom_reward_function.reward_kwargs.judge=offline",
+                 "reward.custom_reward_function.reward_kwargs.allow_offline_judge=true")
+
+
 def composed(name: str, *overrides: str):
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base=None):
         return compose(config_name=name, overrides=["hydra.searchpath=[pkg://verl.trainer.config]", *overrides])
@@ -100,6 +105,27 @@ def test_shipped_config_composes_and_passes_verl_validation(name, tiny_model, tm
     assert cfg.algorithm.adv_estimator in ("aes_grpo", "gdpo")
     if cfg.algorithm.adv_estimator == "gdpo":
         assert not cfg.trainer.use_v1
+
+
+def test_training_defaults_to_a_vlm_judge_and_the_offline_one_needs_a_switch(tiny_model, monkeypatch, caplog):
+    from aesenv.judges import DEFAULT_VLM_JUDGE
+    from train import reward
+
+    kwargs = composed("grpo_ar_single_turn", f"actor_rollout_ref.model.path={tiny_model}"
+                      ).reward.custom_reward_function.reward_kwargs
+    assert kwargs.judge == DEFAULT_VLM_JUDGE and not kwargs.allow_offline_judge
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "AESENV_JUDGE"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ValueError, match="has no endpoint"):
+        reward.pipeline_config(**kwargs)
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    assert reward.pipeline_config(**kwargs).judge == DEFAULT_VLM_JUDGE
+    with pytest.raises(ValueError, match="allow_offline_judge=true.*not a training reward"):
+        reward.pipeline_config(judge="offline")
+    monkeypatch.setattr(reward, "_WARNED_OFFLINE", False)
+    with caplog.at_level("WARNING"):
+        assert reward.pipeline_config(judge="offline", allow_offline_judge=True).judge == "offline"
+    assert "pairwise" in caplog.text  # the warning quotes the measured fidelity
 
 
 def test_data_rows_load_in_verls_dataset(tiny_model, tmp_path):
@@ -144,7 +170,7 @@ async def test_reward_function_through_verls_reward_loop_worker(tiny_model):
     page = await TemplatePolicy().generate(task)
     info = {"task": task.model_dump_json(), "task_id": task.id}
     cfg = composed("grpo_ar_single_turn", f"actor_rollout_ref.model.path={tiny_model}",
-                   "reward.custom_reward_function.reward_kwargs.deadline_s=60")
+                   "reward.custom_reward_function.reward_kwargs.deadline_s=60", *OFFLINE_JUDGE)
     worker = RewardLoopWorker(cfg)
     answers = [page, "Sorry, I cannot help with that.", page]
     batch = reward_batch(worker.input_tokenizer, answers, [dict(info), dict(info), {"task_id": "no-task-json"}])
@@ -166,7 +192,8 @@ async def test_reward_function_deadline_masks_a_slow_sample():
 
     task = load_tasks("builtin:web")[0]
     page = await TemplatePolicy().generate(task)
-    result = await compute_score("aesenv/web", page, "", {"task": task.model_dump_json()}, deadline_s=0.001)
+    result = await compute_score("aesenv/web", page, "", {"task": task.model_dump_json()}, deadline_s=0.001,
+                                 judge="offline", allow_offline_judge=True)
     assert result["aes_deadline_exceeded"] == 1.0 and result["aes_reward_valid"] == 0.0
     assert math.isnan(result["score"]) and math.isnan(result["aes_static"])
 
@@ -274,7 +301,7 @@ async def run_refine_batch(tiny_model, llm, env_id: str, response_length: int = 
     from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
 
     cfg = composed("grpo_multi_turn", f"actor_rollout_ref.model.path={tiny_model}", "data.max_prompt_length=256",
-                   f"data.max_response_length={response_length}")
+                   f"data.max_response_length={response_length}", *OFFLINE_JUDGE)
     worker = AgentLoopWorker(cfg, llm_client=llm)
     task = load_tasks("builtin:web")[0]
     row = {"task": task.model_dump_json(), "env_id": env_id, "task_id": task.id}

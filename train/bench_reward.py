@@ -26,7 +26,8 @@ async def bench(tasks_spec: str, pages: int, judge: str, deadline_s: float, conc
     policy = TemplatePolicy()
     answers = [await policy.generate(t) for t in batch]
     infos = [{"task": t.model_dump_json()} for t in batch]
-    options = {"judge": judge, "deadline_s": deadline_s, "concurrency": concurrency}
+    # Throughput, not a training reward: the offline judge is allowed here without a server.
+    options = {"judge": judge, "allow_offline_judge": True, "deadline_s": deadline_s, "concurrency": concurrency}
     try:
         start = time.perf_counter()
         await compute_score("aesenv/web", answers[0], "", infos[0], **options)

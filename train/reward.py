@@ -16,6 +16,7 @@ import logging
 import math
 from typing import Any
 
+from aesenv.judges import default_judge, judge_setup_problem, offline_judge_warning
 from aesenv.render import RenderConfig
 from aesenv.rewards import PipelineConfig, RewardPipeline, RewardRecord
 from aesenv.tasks import Task
@@ -29,15 +30,35 @@ _STARTING: dict[tuple[int, str], asyncio.Lock] = {}
 _SLOTS: dict[tuple[int, str], asyncio.Semaphore] = {}
 
 
-def pipeline_config(*, judge: str = "offline", reward: str = "paper", sandbox: str = "local",
+_WARNED_OFFLINE = False
+
+
+def pipeline_config(*, judge: str | None = None, allow_offline_judge: bool = False, judge_samples: int | None = None,
+                    judge_base_url: str | None = None, reward: str = "paper", sandbox: str = "local",
                     channels: list[str] | None = None, concurrency: int | None = None, **_: Any) -> PipelineConfig:
-    """The pipeline the reward options describe (shared by the reward function and the agent loop)."""
+    """The pipeline the reward options describe (shared by the reward function and the agent loop).
+
+    The judge defaults to a VLM (`aesenv.judges.default_judge`). Training on the offline judge
+    needs `allow_offline_judge: true` and logs its measured fidelity once: a policy trained on a
+    proxy learns the proxy. A judge that cannot work here is a configuration error, raised
+    before any sample is scored rather than masked sample by sample."""
+    global _WARNED_OFFLINE
+    judge = judge or default_judge()
+    options: dict[str, Any] = {k: v for k, v in (("samples", judge_samples), ("base_url", judge_base_url)) if v}
+    if judge == "offline" and not allow_offline_judge:
+        raise ValueError("training with the offline judge needs reward_kwargs.allow_offline_judge=true; "
+                         + offline_judge_warning())
+    if problem := judge_setup_problem(judge, options):
+        raise ValueError(problem)
+    if judge == "offline" and not _WARNED_OFFLINE:
+        _WARNED_OFFLINE = True
+        log.warning("aesenv reward: %s", offline_judge_warning())
     optional: dict[str, Any] = {}
     if channels:
         optional["channels"] = list(channels)
     if concurrency is not None:
         optional["render"] = RenderConfig(concurrency=int(concurrency))
-    return PipelineConfig(judge=judge, reward=reward, sandbox=sandbox, **optional)
+    return PipelineConfig(judge=judge, judge_options=options, reward=reward, sandbox=sandbox, **optional)
 
 
 def task_of(extra_info: dict[str, Any] | None) -> Task:
@@ -104,10 +125,8 @@ async def score_sample(solution_str: str, extra_info: dict[str, Any] | None, con
 
 
 async def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: dict[str, Any] | None = None,
-                        *, judge: str = "offline", reward: str = "paper", channels: list[str] | None = None,
-                        deadline_s: float = 180.0, sandbox: str = "local", concurrency: int | None = None,
-                        **_: Any) -> dict[str, float]:
-    """veRL's custom reward function. Options come from `reward.custom_reward_function.reward_kwargs`;
-    `concurrency` = pages rendered at once per worker (default: the renderer's)."""
-    config = pipeline_config(judge=judge, reward=reward, sandbox=sandbox, channels=channels, concurrency=concurrency)
-    return await score_sample(solution_str, extra_info, config, deadline_s)
+                        *, deadline_s: float = 180.0, **options: Any) -> dict[str, float]:
+    """veRL's custom reward function. Options come from `reward.custom_reward_function.reward_kwargs`
+    and are those of `pipeline_config` (judge, allow_offline_judge, judge_samples, judge_base_url,
+    reward, sandbox, channels, `concurrency` = pages rendered at once per worker)."""
+    return await score_sample(solution_str, extra_info, pipeline_config(**options), deadline_s)

@@ -2,7 +2,7 @@
 # Shared launcher: veRL's main_ppo with one of train/config/*.yaml composed over veRL's own configs.
 #   launch.sh CONFIG MODEL_PATH DATA_DIR [N_GPUS] [hydra overrides...]
 # DATA_DIR holds train.parquet and test.parquet (python -m train.data). Extra overrides win,
-# e.g. trainer.nnodes=2 reward.num_workers=16 '+reward.custom_reward_function.reward_kwargs.judge=openai:gpt-4o'.
+# e.g. trainer.nnodes=2 reward.num_workers=16 reward.custom_reward_function.reward_kwargs.judge=openai:gpt-4o.
 # PYTHON picks the interpreter (default: python3). `--cfg job` as an override prints the composed config.
 set -euo pipefail
 if [ $# -lt 3 ]; then
