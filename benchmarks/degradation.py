@@ -82,6 +82,17 @@ def tiny_fonts(html: str) -> str:
     """)
 
 
+def garish(html: str) -> str:
+    """Clashing neon: magenta and yellow grounds, green and red text, Comic Sans. Every pair
+    still passes a luminance-contrast check more often than not; a designer rejects it at once."""
+    return _inject_css(html, """
+      body, body * { font-family: "Comic Sans MS", "Comic Sans", cursive !important; }
+      body { background: #ff00ff !important; }
+      body *:nth-child(odd) { background-color: #ffff00 !important; color: #ff0000 !important; }
+      body *:nth-child(even) { background-color: #ff00ff !important; color: #00ff00 !important; }
+    """)
+
+
 _HEAD = re.compile(r"<head\b[^>]*>.*?</head\s*>", re.I | re.S)
 _BODY_START = re.compile(r"<body\b[^>]*>", re.I)
 _HEADER = re.compile(r"<header\b[^>]*>.*?</header\s*>", re.I | re.S)
@@ -106,6 +117,7 @@ DEGRADATIONS: dict[str, Callable[[str], str]] = {
     "overlap_boxes": overlap_boxes,
     "tiny_fonts": tiny_fonts,
     "remove_content": remove_content,
+    "garish": garish,
 }
 
 # --------------------------------------------------------------------------------------------

@@ -8,13 +8,14 @@ import pytest
 import pytest_asyncio
 
 from aesenv.judges.base import RUBRIC_MAX
-from aesenv.judges.offline import OfflineDesignJudge, prompt_terms, stem
+from aesenv.judges.copy import prompt_terms, stem
+from aesenv.judges.offline import OfflineDesignJudge
 from aesenv.render import Renderer, Rendering, RenderStatus
 from aesenv.tasks import Task
 from benchmarks.degradation import DEGRADATIONS, handwritten_pages
 
 METRICS = {
-    "alignment": {"prompt_terms", "category_fit", "substance"},
+    "alignment": {"prompt_terms", "requested_content", "category_fit", "substance"},
     "aesthetics": {"contrast", "typography", "palette", "whitespace"},
     "structure": {"overlaps", "grid", "grouping", "composition", "overflow", "mobile", "integrity"},
 }

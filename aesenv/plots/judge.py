@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 
 from aesenv.judges.base import RUBRIC_MAX, StaticJudgement
-from aesenv.judges.offline import (PROXY_CEILING, _clamp, _metric, _ramp, contrast_ratio, luminance, prompt_terms,
-                                   stem, text_stems)
+from aesenv.judges.copy import prompt_terms, stem, text_stems
+from aesenv.judges.offline import PROXY_CEILING, _clamp, _metric, _ramp, contrast_ratio, luminance
 from aesenv.sandbox.base import Figure
 from aesenv.tasks import Task
 
