@@ -238,6 +238,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 BENCHMARKS = {
     "perf": "benchmarks.perf",
     "degradation": "benchmarks.degradation",
+    "fidelity": "benchmarks.fidelity",
     "interactions": "benchmarks.interaction_accuracy",
     "plots": "benchmarks.plots",
     "refine": "benchmarks.refine_latency",
