@@ -3,31 +3,45 @@
 Generated pages pull Tailwind, three.js, Chart.js, Google Fonts... from public CDNs. The renderer
 is offline, so without a mirror those pages render unstyled or blank and get judged on an
 accident of the sandbox rather than on their code. `VendorMirror` answers CDN URLs from the npm
-packages `aesenv setup` installs (pinned in `aesenv/node/package.json`), and leaves everything
-else blocked.
+packages `aesenv setup` installs, and leaves everything else blocked.
+
+What is carried is decided in one place, `aesenv/node/catalog.json`: each library's npm name,
+cdnjs names and file layout, the builds installed (a second major under an npm alias such as
+`chart.js-3`), the requested versions a build may answer, and example URLs that
+tests/test_vendor_catalog.py resolves for every entry. `aesenv/node/package.json` is generated
+from it (`python -m aesenv.node.catalog`); `LIBRARIES` below is read from it.
 
 Rules a request goes through (each a small object in `RULES`, keyed by host):
 
 * URL shape -> (package, requested version, file). Supported: `cdn.jsdelivr.net/npm/NAME@VER/PATH`,
   `unpkg.com/NAME@VER/PATH` (version optional, `?module` rewrites bare imports),
   `ga.jspm.io/npm:NAME@VER/PATH`, `cdnjs.cloudflare.com/ajax/libs/NAME/VER/FILE` (cdnjs names and
-  flat file layout mapped onto npm packages in `LIBRARIES`), `code.jquery.com/jquery-VER.min.js`,
-  `d3js.org/d3.vN.min.js`, `cdn.tailwindcss.com` (any path and query), Google Fonts CSS
-  (`fonts.googleapis.com/css` and `/css2`, the same API on `fonts.bunny.net`), `rsms.me/inter/inter.css`.
+  flat file layout mapped onto npm packages in `LIBRARIES`; a cdnjs name several npm packages
+  share, such as font-awesome (4 vs 5+) or popper.js (1 vs 2), goes to the one holding the
+  requested major), the BootstrapCDN hosts (`maxcdn|stackpath.bootstrapcdn.com/NAME/VER/PATH`,
+  same names), `use.fontawesome.com/releases/vVER/PATH`, `cdn.plot.ly/plotly[-bundle]-VER.min.js`
+  (partial bundles get the full one, a superset; `plotly-latest` is 1.58.5 as on the real CDN),
+  `code.jquery.com/jquery-VER.min.js` (and `jquery-latest`, frozen at 1.x), `d3js.org/d3.vN.min.js`,
+  `cdn.tailwindcss.com` (any path and query), Google Fonts CSS (`fonts.googleapis.com/css`, `/css2`
+  and `/icon`, the same API on `fonts.bunny.net`), `rsms.me/inter/inter.css`.
   Blocked on purpose: `cdn.jsdelivr.net/gh|combine|wp`, jsDelivr `/+esm`, esm.sh and Skypack
   (they rewrite modules on the fly; a copy of the package is not what they serve).
 * Fonts: Google Fonts CSS is generated from `@fontsource/*` packages: one @font-face per requested
   weight/style that is installed, latin and latin-ext subsets, pointing at
   `https://fonts.gstatic.com/aesenv/<id>/<file>.woff2`, which the mirror also answers. Families
-  not installed are left out and named in the label.
-* Version: same package, same MAJOR (for 0.x the same MINOR: 0.128 is never served 0.187);
-  among the installed copies that qualify the closest version wins, unversioned or `@latest`
-  gets the newest copy installed. A major we do not hold stays blocked, as on a CDN that lacks
-  the file. three.js has its own rule, see `_three_order`.
+  not installed are left out and named in the label. Icon fonts (Material Icons, Material
+  Symbols) get no unicode-range (their ligatures and code points lie outside Latin) and the
+  `.material-icons`-style class rule Google's CSS carries, which pages rely on.
+* Version: same package, same MAJOR (for 0.x the same MINOR: 0.128 is never served 0.187), or a
+  range the catalog says a build also answers (`also_serves`: swiper 11 for 7-10, whose bundle
+  and API did not change); among the installed copies that qualify the closest version wins,
+  unversioned or `@latest` gets the newest copy installed. A major we do not hold stays
+  blocked, as on a CDN that lacks the file. three.js has its own rule, see `_three_order`.
 * File: exact path inside the package, then `.min.js`<->`.js`/`.min.css`<->`.css`, extensionless
   -> `.js`, each also under `dist/`; an empty path is the package's CDN entry (`jsdelivr`,
-  `unpkg`, `browser`, `main` fields). `..`/`.` segments are refused and the resolved file must
-  lie inside the package directory.
+  `unpkg`, `browser`, `main` fields). When the best build lacks the file the next qualifying one
+  is tried (unversioned `marked/marked.min.js` is only in marked 4). `..`/`.` segments are
+  refused and the resolved file must lie inside the package directory.
 """
 
 from __future__ import annotations
@@ -46,11 +60,13 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from pydantic import BaseModel, Field
 
 from aesenv import paths
+from aesenv.node.catalog import Catalog, load_catalog
 from aesenv.render.models import RequestEntry, RequestOutcome
 
 log = logging.getLogger(__name__)
 
-__all__ = ["LIBRARIES", "RULES", "Library", "LibraryUsage", "VendorMirror", "library_usage", "parse_url"]
+__all__ = ["LIBRARIES", "RULES", "Library", "LibraryUsage", "VendorMirror", "libraries_from", "library_usage",
+           "parse_url"]
 
 FONT_FILE_ORIGIN = "https://fonts.gstatic.com/aesenv"
 FONT_SUBSETS = ("latin-ext", "latin")  # what a Latin-script page needs; Google's CSS lists -ext first
@@ -173,31 +189,63 @@ def _three_order(req: VersionSpec, path: str, builds: Sequence[Build]) -> list[B
 
 @dataclass(frozen=True)
 class Library:
-    """A library the mirror may serve: npm name, its cdnjs names and where cdnjs' flat files live."""
+    """A library the mirror may serve: npm name, its cdnjs names and where cdnjs' flat files live.
+
+    `held` are the versions the catalog installs; `also` the extra ranges a build answers, as
+    (build version, lowest requested, first requested version not answered).
+    """
 
     npm: str
     cdnjs: tuple[str, ...] = ()
     cdnjs_dirs: tuple[str, ...] = ("",)
     policy: Policy = same_major
+    held: tuple[Version, ...] = ()
+    also: tuple[tuple[Version, Version, Version], ...] = ()
+
+    def order(self, req: VersionSpec, path: str, builds: Sequence[Build]) -> list[Build]:
+        """The installed builds that may answer `req`, best first: the policy's choice, then the
+        builds whose `also_serves` range holds the requested version."""
+        ordered = self.policy(req, path, builds)
+        if req.any or not self.also:
+            return ordered
+        want = req.as_tuple()
+        extra = [b for b in builds if b not in ordered
+                 and any(b.version == v and lo <= want < hi for v, lo, hi in self.also)]
+        return ordered + _closest(req, extra)
+
+    def may_answer(self, spec: str) -> bool:
+        """Whether a build the catalog installs may answer this requested version (decided from
+        the catalog alone, so that URL parsing does not depend on what is installed)."""
+        held = [Build(self.npm, v, "", Path("."), {}) for v in self.held]
+        return bool(self.order(parse_spec(spec), "", held))
 
 
-LIBRARIES: tuple[Library, ...] = (
-    Library("@tailwindcss/browser"),
-    Library("three", ("three.js",), ("build",), _three_order),
-    Library("chart.js", ("Chart.js", "chart.js"), ("dist",)),
-    Library("d3", ("d3",), ("dist",)),
-    Library("echarts", ("echarts",), ("dist",)),
-    Library("gsap", ("gsap",), ("dist",)),
-    Library("animejs", ("animejs",), ("lib",)),
-    Library("react", ("react",)),
-    Library("react-dom", ("react-dom",)),
-    Library("@babel/standalone", ("babel-standalone",)),
-    Library("@fortawesome/fontawesome-free", ("font-awesome",)),
-    Library("lucide", ("lucide",), ("dist/umd",), any_version),
-    Library("jquery", ("jquery",), ("dist",)),
-)
+_POLICIES: dict[str, Policy] = {"same-major": same_major, "any": any_version, "three": _three_order}
+
+
+def libraries_from(catalog: Catalog) -> tuple[Library, ...]:
+    """The catalog's libraries as the mirror's `Library` objects."""
+    out = []
+    for entry in catalog.libraries:
+        also = tuple((parse_version(b.version), parse_spec(b.also_serves.min).as_tuple(),
+                      parse_spec(b.also_serves.below).as_tuple()) for b in entry.builds if b.also_serves)
+        out.append(Library(entry.npm, tuple(entry.cdnjs), tuple(entry.cdnjs_dirs), _POLICIES[entry.policy],
+                           tuple(parse_version(b.version) for b in entry.builds), also))
+    return tuple(out)
+
+
+def _by_cdnjs_name(libraries: Iterable[Library]) -> dict[str, tuple[Library, ...]]:
+    """cdnjs name (lower case) -> the libraries published under it, in catalog order."""
+    out: dict[str, tuple[Library, ...]] = {}
+    for lib in libraries:
+        for name in dict.fromkeys(n.lower() for n in lib.cdnjs):
+            out[name] = out.get(name, ()) + (lib,)
+    return out
+
+
+LIBRARIES: tuple[Library, ...] = libraries_from(load_catalog())
 _BY_NPM = {lib.npm: lib for lib in LIBRARIES}
-_BY_CDNJS = {name.lower(): lib for lib in LIBRARIES for name in lib.cdnjs}
+_BY_CDNJS = _by_cdnjs_name(LIBRARIES)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -314,26 +362,69 @@ class JspmRule:
         return PackageAsk(*split) if split else None
 
 
+def _cdnjs_ask(name: str, spec: str, path: str) -> PackageAsk:
+    """A cdnjs-style (name, version, flat file) request as an npm package request."""
+    libs = _BY_CDNJS.get(name.lower())
+    if not libs:
+        return PackageAsk(name.lower(), spec, path)
+    lib = next((lib for lib in libs if lib.may_answer(spec)), libs[0])
+    return PackageAsk(lib.npm, spec, path, dirs=lib.cdnjs_dirs, shown=f"{lib.npm}@{spec}")
+
+
 class CdnjsRule:
     hosts = ("cdnjs.cloudflare.com",)
 
     def parse(self, path, query):
         m = re.match(r"^/ajax/libs/([^/]+)/([^/]+)/(.+)$", path)
+        return _cdnjs_ask(m.group(1), m.group(2), m.group(3)) if m else None
+
+
+class BootstrapCdnRule:
+    """BootstrapCDN (`maxcdn.bootstrapcdn.com/bootstrap/4.5.2/css/bootstrap.min.css`,
+    `/font-awesome/4.7.0/...`): the names and layout cdnjs uses."""
+
+    hosts = ("maxcdn.bootstrapcdn.com", "stackpath.bootstrapcdn.com", "netdna.bootstrapcdn.com")
+
+    def parse(self, path, query):
+        m = re.match(r"^/(bootstrap|font-awesome)/([^/]+)/(.+)$", path)
+        return _cdnjs_ask(m.group(1), m.group(2), m.group(3)) if m else None
+
+
+class FontAwesomeReleasesRule:
+    """use.fontawesome.com/releases/v5.15.4/css/all.css: the npm package's own layout."""
+
+    hosts = ("use.fontawesome.com",)
+
+    def parse(self, path, query):
+        m = re.match(r"^/releases/v(\d[^/]*)/(.+)$", path)
+        return PackageAsk("@fortawesome/fontawesome-free", m.group(1), m.group(2)) if m else None
+
+
+class PlotlyCdnRule:
+    """cdn.plot.ly/plotly-2.27.0.min.js. A partial bundle (plotly-basic-..., -cartesian-...) gets
+    the full bundle, which has the same API and every trace type; `plotly-latest` has been frozen
+    at 1.58.5 on the real CDN since v2, so it asks for that."""
+
+    hosts = ("cdn.plot.ly",)
+
+    def parse(self, path, query):
+        m = re.match(r"^/plotly(?:-(?:basic|cartesian|geo|gl2d|gl3d|mapbox|finance|strict))?"
+                     r"-(latest|\d+\.\d+\.\d+)(?:\.min)?\.js$", path)
         if not m:
             return None
-        lib = _BY_CDNJS.get(m.group(1).lower())
-        if lib is None:
-            return PackageAsk(m.group(1).lower(), m.group(2), m.group(3))
-        return PackageAsk(lib.npm, m.group(2), m.group(3), dirs=lib.cdnjs_dirs,
-                          shown=f"{lib.npm}@{m.group(2)}")
+        version = "1.58.5" if m.group(1) == "latest" else m.group(1)
+        return PackageAsk("plotly.js-dist-min", version, "plotly.min.js", shown=f"plotly.js@{m.group(1)}")
 
 
 class JQueryRule:
     hosts = ("code.jquery.com",)
 
     def parse(self, path, query):
-        m = re.match(r"^/jquery-(\d+\.\d+\.\d+)((?:\.slim)?(?:\.min)?\.js)$", path)
-        return PackageAsk("jquery", m.group(1), "jquery" + m.group(2), dirs=("dist",)) if m else None
+        m = re.match(r"^/jquery-(\d+\.\d+\.\d+|latest)((?:\.slim)?(?:\.min)?\.js)$", path)
+        if not m:
+            return None
+        version = "1.11.1" if m.group(1) == "latest" else m.group(1)  # jquery-latest was frozen at 1.11.1
+        return PackageAsk("jquery", version, "jquery" + m.group(2), dirs=("dist",))
 
 
 class D3OrgRule:
@@ -345,13 +436,15 @@ class D3OrgRule:
 
 
 class GoogleFontsRule:
-    """Google Fonts CSS API v1 (`css?family=A:400,700i|B`) and v2 (`css2?family=A:ital,wght@0,400;1,700`)."""
+    """Google Fonts CSS API v1 (`css?family=A:400,700i|B`), v2 (`css2?family=A:ital,wght@0,400;1,700`)
+    and the icon endpoint (`icon?family=Material+Icons|Material+Icons+Outlined`), which takes v1's
+    family list."""
 
     hosts = ("fonts.googleapis.com", "fonts.bunny.net")
 
     def parse(self, path, query):
-        if path.rstrip("/") not in ("/css", "/css2"):
-            return None  # /icon (Material Icons) is not vendored
+        if path.rstrip("/") not in ("/css", "/css2", "/icon"):
+            return None
         families = []
         for value in query.get("family", []):
             for item in value.split("|"):
@@ -386,7 +479,8 @@ class FontFileRule:
 
 
 RULES: tuple[Rule, ...] = (TailwindPlayRule(), JsDelivrRule(), UnpkgRule(), JspmRule(), CdnjsRule(),
-                           JQueryRule(), D3OrgRule(), GoogleFontsRule(), RsmsInterRule(), FontFileRule())
+                           BootstrapCdnRule(), FontAwesomeReleasesRule(), PlotlyCdnRule(), JQueryRule(),
+                           D3OrgRule(), GoogleFontsRule(), RsmsInterRule(), FontFileRule())
 _RULE_BY_HOST = {host: rule for rule in RULES for host in rule.hosts}
 
 
@@ -526,6 +620,23 @@ class FontPackage:
     @property
     def npm(self) -> str:
         return f"@fontsource/{self.id}@{self.version}"
+
+    @property
+    def is_icon_font(self) -> bool:
+        """Material Icons / Material Symbols: ligature icon fonts, styled through a class."""
+        return bool(re.match(r"material(icons|symbols)", _family_key(self.family)))
+
+
+def _icon_class_rule(family: str, css_name: str) -> str:
+    """The class Google's icon-font CSS defines (`.material-icons`, `.material-symbols-outlined`):
+    pages write `<span class="material-icons">home</span>` and rely on it for the font, the size
+    and the ligatures that turn the word into the glyph."""
+    cls = re.sub(r"[^a-z0-9]+", "-", family.lower()).strip("-")
+    return (f".{cls} {{\n  font-family: '{css_name}';\n  font-weight: normal;\n  font-style: normal;\n"
+            "  font-size: 24px;\n  line-height: 1;\n  letter-spacing: normal;\n  text-transform: none;\n"
+            "  display: inline-block;\n  white-space: nowrap;\n  word-wrap: normal;\n  direction: ltr;\n"
+            "  -webkit-font-feature-settings: 'liga';\n  font-feature-settings: 'liga';\n"
+            "  -webkit-font-smoothing: antialiased;\n}\n")
 
 
 _FAMILY_ALIASES = {"sourcesanspro": "sourcesans3", "intervar": "inter", "intervariable": "inter"}
@@ -725,9 +836,8 @@ class VendorMirror:
         builds = self.builds.get(ask.name)
         if not builds:
             return None
-        policy = _BY_NPM[ask.name].policy
         req = parse_spec(ask.spec)
-        for build in policy(req, _clean_path_text(ask.path), builds):
+        for build in _BY_NPM[ask.name].order(req, _clean_path_text(ask.path), builds):
             if found := self._locate(build, ask):
                 return build, *found
         return None
@@ -770,7 +880,7 @@ class VendorMirror:
         builds = self.builds.get(name)
         if not builds:
             return sub
-        ordered = _BY_NPM[name].policy(parse_spec(version), sub, builds) or builds
+        ordered = _BY_NPM[name].order(parse_spec(version), sub, builds) or builds
         manifest = ordered[0].manifest
         exports = manifest.get("exports")
         key = "./" + sub if sub else "."
@@ -801,16 +911,20 @@ class VendorMirror:
                 missing.append(f"{fam.family} ({' '.join(f'{s}:{lo}-{hi}' for s, lo, hi in fam.faces)})")
                 continue
             css_name = re.sub(r"[^\w \-]", "", fam.family)  # the page's own spelling, nothing that ends a string
+            icons = font.is_icon_font
             for style, weight in faces:
                 for subset in FONT_SUBSETS:
                     file = f"{font.id}-{subset}-{weight}-{style}.woff2"
                     if subset not in font.ranges or not (font.files / file).is_file():
                         continue
                     display = f"  font-display: {ask.display};\n" if re.fullmatch(r"[a-z]+", ask.display) else ""
+                    scope = "" if icons else f"  unicode-range: {font.ranges[subset]};\n"
                     rules.append(
                         f"/* {subset} */\n@font-face {{\n  font-family: '{css_name}';\n  font-style: {style};\n"
                         f"  font-weight: {weight};\n{display}  src: url({FONT_FILE_ORIGIN}/{font.id}/{file}) "
-                        f"format('woff2');\n  unicode-range: {font.ranges[subset]};\n}}\n")
+                        f"format('woff2');\n{scope}}}\n")
+            if icons:
+                rules.append(_icon_class_rule(font.family, css_name))
             served.append(font.npm)
         if not rules:
             return None
