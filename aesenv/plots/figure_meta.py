@@ -54,7 +54,9 @@ class _Geometry:
 
     def points(self, xy: np.ndarray) -> np.ndarray:
         xy = np.asarray(xy, dtype=float).reshape(-1, 2)
-        xy = xy[np.isfinite(xy).all(axis=1)]
+        finite = np.isfinite(xy).all(axis=1)
+        if not finite.all():  # copied only when needed: a line can hold millions of points
+            xy = xy[finite]
         return np.column_stack([xy[:, 0], self.height - xy[:, 1]])
 
 
@@ -77,16 +79,52 @@ def _text(t, role: str, axes: int | None, renderer, geo: _Geometry, dpi: float) 
             "color": _hex(t.get_color()), "bbox": bbox}
 
 
-def _densify(pts: np.ndarray) -> np.ndarray:
-    """Insert points along each segment so no two consecutive points are more than STEP_PX apart."""
-    if len(pts) < 2:
-        return pts
-    seg = np.diff(pts, axis=0)
-    n = np.maximum(1, np.ceil(np.hypot(seg[:, 0], seg[:, 1]) / STEP_PX).astype(int))
-    n = np.minimum(n, 2000)
-    out = [pts[:-1].repeat(n, axis=0) + seg.repeat(n, axis=0) * np.concatenate([np.arange(k) / k for k in n])[:, None]]
-    out.append(pts[-1:])
-    return np.concatenate(out)
+MAX_STEPS_PER_SEGMENT = 2000
+
+
+def _step_ends(pts: np.ndarray) -> np.ndarray:
+    """Cumulative counts of the points a path gets when each segment is cut into STEP_PX steps (at
+    least 1, at most MAX_STEPS_PER_SEGMENT per segment), computed in place: a few numbers per
+    point of the path, whatever its length in pixels."""
+    lengths = np.diff(pts[:, 0])
+    np.hypot(lengths, np.diff(pts[:, 1]), out=lengths)
+    lengths /= STEP_PX
+    np.ceil(lengths, out=lengths)
+    steps = lengths.astype(int)
+    del lengths
+    np.maximum(steps, 1, out=steps)
+    np.minimum(steps, MAX_STEPS_PER_SEGMENT, out=steps)
+    return np.cumsum(steps, out=steps)
+
+
+def _densify_capped(paths: list[np.ndarray], limit: int) -> np.ndarray:
+    """At most `limit` points spread evenly over the paths, joined, as if a point had been inserted
+    every STEP_PX along each segment (so a segment crossing a legend is seen). Only the chosen
+    points are computed: building every inserted point first costs one per 4 px of line, which for
+    a long noisy series (millions of samples, each segment spanning the axes) is hundreds of
+    millions of points, GBs charged to the script's memory limit for 400 points of evidence."""
+    ends = [_step_ends(pts) if len(pts) >= 2 else None for pts in paths]
+    sizes = [int(e[-1]) + 1 if e is not None else len(pts) for pts, e in zip(paths, ends)]
+    total = sum(sizes)
+    picks = np.arange(total) if total <= limit else np.linspace(0, total - 1, limit).astype(int)
+    out = np.empty((len(picks), 2))
+    start = 0
+    for pts, path_ends, size in zip(paths, ends, sizes):
+        mine = (picks >= start) & (picks < start + size)
+        local = picks[mine] - start
+        start += size
+        if path_ends is None:
+            out[mine] = pts[local]
+            continue
+        seg = np.searchsorted(path_ends, local, side="right")  # len(path_ends): the path's last point
+        final = seg == len(path_ends)
+        seg = np.minimum(seg, len(path_ends) - 1)
+        first = np.where(seg > 0, path_ends[seg - 1], 0)
+        count = path_ends[seg] - first
+        chosen = pts[seg] + (pts[seg + 1] - pts[seg]) * ((local - first) / count)[:, None]
+        chosen[final] = pts[-1]
+        out[mine] = chosen
+    return out
 
 
 def _cap(pts: np.ndarray, limit: int) -> np.ndarray:
@@ -178,7 +216,7 @@ def _axes(ax, index: int, renderer, geo: _Geometry, dpi: float) -> tuple[dict, l
         count(line)
         pts = geo.points(line.get_transform().transform(line.get_xydata()))
         drawn = line.get_linestyle() not in ("None", "none", "", " ")
-        pts = _cap(_densify(pts) if drawn else pts, MAX_POINTS_PER_ARTIST)
+        pts = _densify_capped([pts], MAX_POINTS_PER_ARTIST) if drawn else _cap(pts, MAX_POINTS_PER_ARTIST)
         points.append(pts)
         series.append({"kind": "line", "label": line.get_label(), "color": _hex(line.get_color()),
                        "alpha": line.get_alpha(), "n": len(line.get_xydata()), "drawn": drawn,
@@ -205,7 +243,7 @@ def _axes(ax, index: int, renderer, geo: _Geometry, dpi: float) -> tuple[dict, l
             transform = coll.get_transform()
             segs = [geo.points(transform.transform(p.vertices)) for p in coll.get_paths()[:200]]
             if segs:
-                points.append(_cap(np.concatenate([_densify(s) for s in segs]), MAX_POINTS_PER_ARTIST))
+                points.append(_densify_capped(segs, MAX_POINTS_PER_ARTIST))
         else:
             box = _window_box(coll, renderer, geo)
             if box:

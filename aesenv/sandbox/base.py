@@ -27,7 +27,11 @@ class SandboxLimits(BaseModel):
 
     timeout_s: float = Field(20.0, gt=0)  # wall clock; the whole process tree is killed at the deadline
     cpu_s: int = Field(20, gt=0)
-    memory_mb: int = Field(1024, gt=0)
+    # What a job's processes hold of their own (private resident pages). Drawing needs several times
+    # the data: measured over the imports, 150 MB of arrays take 0.66 GB as a line or scatter plot,
+    # 1.26 GB with imshow and 1.84 GB with pcolormesh, so 1 GB killed ordinary scripts; 3 GB fits them
+    # with room to spare and still stops a runaway long before it hurts the machine.
+    memory_mb: int = Field(3072, gt=0)
     max_file_mb: int = Field(64, gt=0)
     max_procs: int = Field(64, gt=0)
     max_output_bytes: int = Field(256_000, gt=0)  # stdout/stderr each; beyond it the run is killed
@@ -76,7 +80,8 @@ class _Run(BaseModel):
 
 class PlotRun(_Run):
     figures: list[Figure] = []
-    traceback: str = ""  # the user's code's traceback, if it raised
+    traceback: str = ""  # the user's code's traceback, if it raised (the sandbox's own frames left out)
+    error_line: int | None = None  # the line of main.py the error came from; None when none of it was running
     imported: list[str] = []  # top-level modules the script imported (for allowed-library checks)
 
     @classmethod

@@ -16,11 +16,12 @@ import socket
 import struct
 
 from aesenv.sandbox.base import SANDBOXES, WORKER_CAPS, Isolation, SandboxLimits
-from aesenv.sandbox.image import CONTENT_LABEL, content_hash, image_name
+from aesenv.sandbox.image import CONTENT_LABEL, content_hash, image_name, missing_libraries
 from aesenv.sandbox.pool import FIGURE_META, WORKER_SCRIPT, Channel, Slot, WarmPool
 
 LABEL = "aesenv.sandbox"  # value: "<hostname>:<pid>" of the process that started the container
 JOB_UID_BASE = 62_000
+WORKER_RESERVE_MB = 512  # the warm worker itself (the imported stack, ~150-250 MB) and its clean-up tools
 WORKER_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "MPLBACKEND": "Agg",
               "OPENBLAS_NUM_THREADS": "1", "MPLCONFIGDIR": "/tmp/.matplotlib", "HOME": "/tmp"}
 
@@ -42,6 +43,8 @@ def engine_problem() -> str:
         engine.ping()
     except Exception as exc:  # noqa: BLE001 - any failure means no usable engine
         return f"no Docker engine reachable ({str(exc).splitlines()[0][:200]})"
+    if missing := missing_libraries():
+        return f"the sandbox's libraries are not all installed here (missing {', '.join(missing)}): run `make setup`"
     try:
         image = engine.images.get(image_name())
     except docker.errors.ImageNotFound:
@@ -73,9 +76,15 @@ class DockerSandbox(WarmPool):
     name = "docker"
 
     def __init__(self, workers: int = 2, limits: SandboxLimits | None = None, image: str | None = None,
-                 cpus: float = 1.0, memory_mb: int = 2048, pids: int = 256, scratch_mb: int = 1024) -> None:
+                 cpus: float = 1.0, memory_mb: int | None = None, pids: int = 256, scratch_mb: int = 1024) -> None:
+        """`memory_mb`: the container's cgroup limit. By default it holds a job at its own memory
+        limit, a full workspace tmpfs (charged to the same cgroup) and the worker, so the verdict
+        on a script is the worker's measured `memory limit`, as on the local backend, never the
+        kernel's OOM killer taking the job or the worker first."""
         super().__init__(workers, limits)
         self.image = image or image_name()
+        if memory_mb is None:
+            memory_mb = self.limits.memory_mb + scratch_mb + WORKER_RESERVE_MB
         self.cpus, self.memory_mb, self.pids, self.scratch_mb = cpus, memory_mb, pids, scratch_mb
         self._docker = None
 

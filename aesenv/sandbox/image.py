@@ -1,6 +1,7 @@
 """Build the Docker sandbox image locally, with no registry: debootstrap a minimal Debian root
-filesystem with Python, install the plotting stack into it from wheels at exactly the versions this
-environment runs (so both backends draw the same pixels), prune it, and `docker import` it.
+filesystem with Python, install the sandbox's libraries (the plotting stack and the scientific one,
+`SANDBOX_LIBRARIES`) into it from wheels at exactly the versions this environment runs (so both
+backends draw the same pixels), prune it, and `docker import` it.
 
 The image holds only the OS and libraries; the worker's code is handed to each container when it
 starts, so editing the worker never needs a rebuild. The tag is `aesenv-sandbox:<version>` and a
@@ -28,12 +29,20 @@ MIRROR = "http://deb.debian.org/debian"
 PACKAGES = ["python3"]
 PYTHON_VERSION = "3.11"  # bookworm's python3
 SITE_PACKAGES = f"usr/local/lib/python{PYTHON_VERSION}/dist-packages"
-PLOT_LIBRARIES = ["numpy", "pandas", "matplotlib", "seaborn", "plotly"]
+# What a sandboxed script can import, distribution -> module. Both backends carry the same set:
+# the local sandbox runs aesenv's own Python, where these are dependencies (pyproject.toml says why
+# each one is there, and why scikit-learn, sympy and cartopy are not), and the image pins them to
+# the versions installed here, so one script gets one verdict and the same pixels on both.
+SANDBOX_LIBRARIES = {
+    "numpy": "numpy", "pandas": "pandas", "matplotlib": "matplotlib", "seaborn": "seaborn", "plotly": "plotly",
+    "scipy": "scipy", "statsmodels": "statsmodels", "networkx": "networkx", "astropy": "astropy",
+}
 PRUNE = ["var/cache/apt/archives", "var/lib/apt/lists", "usr/share/doc", "usr/share/man", "usr/share/info",
          "usr/share/locale"]
 IMPORT_CHANGES = ['ENV PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 MPLBACKEND=Agg', 'CMD ["sleep", "infinity"]']
 CONTENT_LABEL = "aesenv.content"
-SMOKE_TEST = "import numpy, pandas, matplotlib, seaborn, plotly; matplotlib.use('Agg'); import matplotlib.pyplot"
+SMOKE_TEST = (f"import {', '.join(SANDBOX_LIBRARIES.values())}; matplotlib.use('Agg'); import matplotlib.pyplot; "
+              "import scipy.stats, scipy.signal, statsmodels.api, astropy.units")
 
 
 def image_name() -> str:
@@ -46,8 +55,22 @@ def content_hash() -> str:
 
 
 def wheels() -> list[str]:
-    """The plotting libraries pinned to the versions installed here."""
-    return [f"{name}=={metadata.version(name)}" for name in PLOT_LIBRARIES]
+    """The sandbox's libraries pinned to the versions installed here."""
+    if missing := missing_libraries():
+        raise RuntimeError(f"not installed here, so the image cannot match this environment: {', '.join(missing)}"
+                           " (run `make setup`)")
+    return [f"{name}=={metadata.version(name)}" for name in SANDBOX_LIBRARIES]
+
+
+def missing_libraries() -> list[str]:
+    """The sandbox's libraries this environment lacks (an environment set up before they were added)."""
+    missing = []
+    for name in SANDBOX_LIBRARIES:
+        try:
+            metadata.version(name)
+        except metadata.PackageNotFoundError:
+            missing.append(name)
+    return missing
 
 
 def build(force: bool = False, mirror: str = MIRROR, say: Callable[[str], None] = print) -> str:
@@ -75,7 +98,7 @@ def build(force: bool = False, mirror: str = MIRROR, say: Callable[[str], None] 
         for relative in PRUNE:
             shutil.rmtree(rootfs / relative, ignore_errors=True)
         (rootfs / "var/lib/apt/lists/partial").mkdir(parents=True, exist_ok=True)
-        say("smoke test: importing the plotting stack in the new root")
+        say("smoke test: importing the sandbox's libraries in the new root")
         subprocess.run(["chroot", str(rootfs), "python3", "-c", SMOKE_TEST], check=True)
         tarball = Path(tmp) / "rootfs.tar"
         say("packing the root filesystem")

@@ -179,29 +179,148 @@ def enter_child(workspace: str, uid: int | None, limits: dict, fds: tuple[int, i
                       MPLBACKEND="Agg", OPENBLAS_NUM_THREADS="1")
 
 
+MAX_MESSAGE_CHARS = 2000  # of an exception's text read for its one-line reason
+MAX_REASON_CHARS = 300
+
+
+def exception_text(exc: BaseException) -> str:
+    """'Type: message' on one line, as the model should read it. The whole message, not its first
+    line: matplotlib's mathtext errors start with a newline (their first line is empty) and put
+    the real cause (ParseFatalException: Unknown symbol: \\foo) last. Lines that only point (^)
+    under the line above are dropped. A message whose __str__ raises, or returns something that
+    is not text, is named so, as Python does, instead of taking the report down with it."""
+    try:
+        name = type(exc).__name__
+    except BaseException:  # noqa: BLE001 - a metaclass can make even the name raise
+        name = "Exception"
+    try:
+        message = str(exc)[:MAX_MESSAGE_CHARS]
+    except BaseException:  # noqa: BLE001 - the user's __str__ may raise anything
+        message = "<exception str() failed>"
+    lines = [" ".join(line.split()) for line in message.splitlines()]
+    text = "; ".join(line for line in lines if line.strip("^~ "))
+    return f"{name}: {text}" if text else name
+
+
 def classify(exc: BaseException) -> tuple[str, str]:
     """(status, reason) for an exception that escaped the user's script."""
     if isinstance(exc, MemoryError):
-        return "killed", "memory limit reached"
+        return "killed", f"memory limit reached ({exception_text(exc)})"[:MAX_REASON_CHARS]
     if isinstance(exc, BlockingIOError) and exc.errno == errno.EAGAIN:
         return "killed", "process limit reached"
     if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
         return "killed", "file size limit reached"
-    return "error", f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+    return "error", exception_text(exc)[:MAX_REASON_CHARS]
 
 
-def user_traceback(exc: BaseException) -> str:
-    """The traceback from the user's own frames on (our exec frame left out)."""
-    tb = exc.__traceback__
-    while tb is not None and tb.tb_frame.f_code.co_filename != "main.py":
+def with_context(reason: str, context: str) -> str:
+    """The reason and where it happened, cut so that the where survives the length limit."""
+    suffix = f" ({context})" if context else ""
+    return reason[:MAX_REASON_CHARS - len(suffix)] + suffix
+
+
+def _ours(tb) -> bool:
+    """A frame of this worker (its run_script, the plotly hooks), by module rather than file name:
+    under Docker the worker runs from `-c` and its file name is `<string>`, like any exec'd text."""
+    return tb.tb_frame.f_globals is globals()
+
+
+def _walk(tb):
+    while tb is not None:
+        yield tb
         tb = tb.tb_next
-    return "".join(traceback.format_exception(type(exc), exc, tb))
 
 
-def run_script(code: str, figure_meta, plotly_figures) -> dict:
+def _drop_our_frames(te: traceback.TracebackException, exc: BaseException | None, seen: set[int]) -> None:
+    """Remove the worker's frames from a formatted traceback and from every exception it chains.
+    The TracebackException's frames are those of the exception's traceback, in order."""
+    if exc is None or id(exc) in seen:
+        return
+    seen.add(id(exc))
+    ours = [_ours(tb) for tb in _walk(exc.__traceback__)]
+    if len(ours) == len(te.stack):
+        te.stack = traceback.StackSummary.from_list([frame for frame, mine in zip(te.stack, ours) if not mine])
+    if te.__cause__ is not None:
+        _drop_our_frames(te.__cause__, exc.__cause__, seen)
+    if te.__context__ is not None:
+        _drop_our_frames(te.__context__, exc.__context__, seen)
+
+
+def format_traceback(exc: BaseException, note: str = "") -> str:
+    """The traceback as Python prints it, without our frames, after a note on where it happened.
+    Formatting never fails the report: at worst it is the one-line text."""
+    try:
+        te = traceback.TracebackException(type(exc), exc, exc.__traceback__, compact=True)
+        _drop_our_frames(te, exc, set())
+        text = "".join(te.format())
+    except BaseException:  # noqa: BLE001 - a traceback too deep or too big to format
+        text = exception_text(exc) + "\n"
+    return f"{note}\n{text}" if note else text
+
+
+def error_line(exc: BaseException) -> int | None:
+    """The line of the user's script the exception came from: its innermost frame in main.py (a
+    syntax error: the line it points at); None when none of the script was running."""
+    if isinstance(exc, SyntaxError) and exc.filename == "main.py":
+        return exc.lineno
+    line = None
+    for tb in _walk(exc.__traceback__):
+        if tb.tb_frame.f_code.co_filename == "main.py":
+            line = tb.tb_lineno
+    return line
+
+
+def exit_outcome(exc: SystemExit) -> tuple[str, str]:
+    """(status, reason) for the script's own sys.exit, with Python's meaning of its argument:
+    None or 0 is success, another integer the exit status, anything else is printed to stderr
+    and exits with status 1."""
+    code = exc.code
+    if code is None or (isinstance(code, int) and code == 0):
+        return "ok", ""
+    if isinstance(code, int):
+        return "error", f"exited with code {int(code)}"
+    try:
+        text = str(code)
+    except BaseException:  # noqa: BLE001 - the argument's __str__ is the user's
+        text = "<exit message str() failed>"
+    try:
+        print(text, file=sys.stderr)
+    except BaseException:  # noqa: BLE001 - the user may have replaced or closed stderr
+        pass
+    one_line = "; ".join(part.strip() for part in text.splitlines() if part.strip())
+    return "error", f"exited with code 1: {one_line}"[:MAX_REASON_CHARS]
+
+
+def flush_output() -> None:
+    """Flush the script's stdout and stderr (they may be the user's own objects, or closed)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:  # noqa: BLE001 - nothing more can be written to a broken stream
+            pass
+
+
+def cache_in_workspace(workspace: str) -> None:
+    """matplotlib resolved its cache directory once, in the worker, where jobs may not write: LaTeX
+    output (text.usetex) goes to the job's workspace instead, so a script is told that LaTeX is
+    missing rather than about a directory of ours it cannot create."""
+    try:
+        from matplotlib import texmanager
+    except ImportError:
+        return
+    manager = getattr(texmanager, "TexManager", None)
+    if manager is not None and hasattr(manager, "_cache_dir"):
+        manager._cache_dir = type(manager._cache_dir)(workspace, ".cache", "matplotlib", "tex.cache")
+
+
+def run_script(code: str, figure_meta, plotly_figures, workspace: str) -> dict:
+    """Run the script, then save every figure it left open. Whatever either raises is reported as
+    the user's: its type and whole message, the line of main.py it came from, and for a failure
+    while saving (a mathtext label is only parsed when the figure is drawn) which figure it was."""
     import matplotlib.pyplot as plt
 
-    status, reason, tb = "ok", "", ""
+    cache_in_workspace(workspace)
+    status, reason, tb, line = "ok", "", "", None
     main_module = types.ModuleType("__main__")
     main_module.__file__ = "main.py"
     sys.modules["__main__"] = main_module
@@ -210,28 +329,36 @@ def run_script(code: str, figure_meta, plotly_figures) -> dict:
     try:
         exec(compile(code, "main.py", "exec"), main_module.__dict__)
     except SystemExit as exc:
-        if exc.code not in (None, 0):
-            status, reason = "error", f"exited with code {exc.code}"
+        status, reason = exit_outcome(exc)
+        if status != "ok":
+            line = error_line(exc)
     except BaseException as exc:  # noqa: BLE001 - the user's code may raise anything
         status, reason = classify(exc)
-        tb = user_traceback(exc)
-    sys.stdout.flush()
-    sys.stderr.flush()
+        tb, line = format_traceback(exc), error_line(exc)
+    flush_output()
     figures = []
+    step = ""
     try:
         for index, number in enumerate(plt.get_fignums(), start=1):
+            step = f"figure {index}"
             fig = plt.figure(number)
             buf = io.BytesIO()
             fig.savefig(buf, format="png", dpi=fig.dpi)
             figures.append({"name": f"figure-{index}.png", "kind": "matplotlib",
                             "png": base64.b64encode(buf.getvalue()).decode(), "meta": describe(figure_meta, fig)})
         for index, fig in enumerate(plotly_figures(), start=1):
+            step = f"plotly figure {index}"
             figures.append({"name": f"plotly-{index}.json", "kind": "plotly", "plotly_json": fig.to_json()})
     except BaseException as exc:  # noqa: BLE001 - a figure the user broke is the user's error
         if status == "ok":
+            where = f"while saving {step}, after the script ended"
             status, reason = classify(exc)
-            tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    return {"status": status, "reason": reason, "traceback": tb, "figures": figures}
+            reason = with_context(reason, where)
+            tb = format_traceback(exc, "The script ended without an error; the sandbox then saves every figure"
+                                       f" left open, and saving {step} raised:")
+            line = error_line(exc)
+    flush_output()  # what saving printed (a user's draw callback, warnings): the child leaves by os._exit
+    return {"status": status, "reason": reason, "traceback": tb, "error_line": line, "figures": figures}
 
 
 def describe(figure_meta, fig) -> dict:
@@ -273,8 +400,8 @@ def capture_plotly():
     return lambda: unique(shown) if shown else [f for f in unique(created) if type(f).__name__ == "Figure"]
 
 
-def child_plot(code: str, figure_meta, result_fd: int) -> None:
-    result = run_script(code, figure_meta, capture_plotly())
+def child_plot(code: str, figure_meta, result_fd: int, workspace: str) -> None:
+    result = run_script(code, figure_meta, capture_plotly(), workspace)
     data = json.dumps(result).encode()
     view = memoryview(data)
     while view:
@@ -340,7 +467,7 @@ class Worker:
             try:
                 enter_child(workspace, self.uid, limits, (out_w, err_w), res_w)
                 if job["kind"] == "plot":
-                    child_plot(job["code"], self.figure_meta, res_w)
+                    child_plot(job["code"], self.figure_meta, res_w, workspace)
                 else:
                     for sig in (signal.SIGPIPE, signal.SIGXFSZ):
                         signal.signal(sig, signal.SIG_DFL)
@@ -491,8 +618,10 @@ def child_result(raw: bytes) -> dict:
     figures = data.get("figures")
     if not isinstance(figures, list) or not all(valid_figure(f) for f in figures):
         return forged
+    line = data.get("error_line")
     return {"status": data["status"], "reason": str(data.get("reason", ""))[:300],
-            "traceback": str(data.get("traceback", "")), "figures": figures}
+            "traceback": str(data.get("traceback", "")), "figures": figures,
+            "error_line": line if type(line) is int and line > 0 else None}
 
 
 def valid_figure(figure: object) -> bool:
