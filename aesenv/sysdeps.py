@@ -60,6 +60,9 @@ NEEDS: tuple[Need, ...] = (
          font_family="Liberation Sans"),
     Need("font-dejavu", "wide-coverage fallback font", "fonts-dejavu-core", font_family="DejaVu Sans"),
     Need("font-emoji", "colour emoji", "fonts-noto-color-emoji", font_family="Noto Color Emoji"),
+    # Chinese, Japanese and Korean pages draw empty boxes without it: Chromium falls back to any
+    # installed CJK font whatever family the page names, so one package covers all four scripts.
+    Need("font-cjk", "Chinese, Japanese and Korean text", "fonts-noto-cjk", font_family="Noto Sans CJK SC"),
     Need("dockerd", "the Docker engine for the docker sandbox", "docker.io", programs=("dockerd",), group="docker"),
     Need("debootstrap", "builds the sandbox image without a registry", "debootstrap",
          programs=("debootstrap",), group="docker"),

@@ -40,9 +40,9 @@ def test_everything_present_installs_nothing():
 @needs_apt
 @pytest.mark.parametrize("assume_missing", [
     ("chromium",),
-    ("chromium", "fontconfig", "font-liberation", "font-dejavu", "font-emoji"),
+    ("chromium", "fontconfig", "font-liberation", "font-dejavu", "font-emoji", "font-cjk"),
     ("node", "npm"),
-    ("chromium", "node", "npm", "bwrap", "fontconfig", "font-liberation", "font-dejavu", "font-emoji"),
+    ("chromium", "node", "npm", "bwrap", "fontconfig", "font-liberation", "font-dejavu", "font-emoji", "font-cjk"),
 ], ids=["no-chromium", "no-chromium-no-fonts", "no-nodejs", "nothing"])
 def test_apt_accepts_the_plan(assume_missing):
     plan = _plan(*assume_missing)
