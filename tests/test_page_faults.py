@@ -107,13 +107,14 @@ async def test_an_error_the_action_itself_raises_still_scores_zero(renderer):
     assert steps["#toggle"]["score"] == 0 and "orbits is not defined" in steps["#toggle"]["reason"], steps
 
 
-async def test_a_page_that_breaks_a_builtin_our_scripts_use_is_its_failure(renderer):
+async def test_a_page_that_breaks_a_builtin_our_scripts_use_is_still_measured(renderer):
+    # Our in-page scripts use the built-ins as they were before the page's scripts ran, so a
+    # page that breaks one for itself is measured like any other (see aesenv/render/natives.js).
     html = ("<html><body><button onclick=\"this.textContent='done'\">Go</button><script>"
             "Element.prototype.getBoundingClientRect = function () { throw new TypeError('no boxes here'); };"
             "</script></body></html>")
     _, result = await _interactive(renderer, html, UI)
-    assert result.status is ChannelStatus.FAILED and result.raw == 0.0, result.payload
-    assert "no boxes here" in str(result.payload)
+    assert result.status is ChannelStatus.OK and result.raw == 1.0, result.payload
 
 
 class _BuggyAgent:

@@ -44,6 +44,25 @@ async def test_full_page_height_is_capped(renderer):
     assert r.metrics.doc_height >= 30000
 
 
+RESIZING_CANVAS = """<html><body style="margin:0;background:#000">
+<canvas id="c"></canvas><div style="height:1200px"></div><script>
+const c = document.getElementById("c"), g = c.getContext("2d");
+function size() { c.width = innerWidth; c.height = 600; }
+function draw() { g.fillStyle = "#e11d48"; g.fillRect(100, 100, 400, 300); requestAnimationFrame(draw); }
+%s size(); draw();
+</script></body></html>"""
+
+
+@pytest.mark.parametrize("listen", ["addEventListener('resize', size);", "window.onresize = size;"])
+async def test_a_canvas_reset_on_resize_keeps_its_frame_in_the_full_page_capture(renderer, listen):
+    # The capture of a page taller than the screen resizes the view; the page's handler would
+    # clear the canvas (setting its width), and the frozen clock would never redraw it.
+    r = await renderer.render(RESIZING_CANVAS % listen)
+    full = Image.open(io.BytesIO(r.full_page_png)).convert("RGB")
+    assert full.height > 960 and full.getpixel((300, 250)) == (225, 29, 72)
+    assert r.mobile is not None and r.mobile.width < 1280  # the phone probe still ran the page's handlers
+
+
 async def test_infinite_loop_is_cut_off_within_deadline(renderer):
     r = await renderer.render("<html><body><h1>spin</h1><script>while (true) {}</script></body></html>")
     assert r.status is RenderStatus.TIMEOUT

@@ -19,6 +19,7 @@ import numpy as np
 from PIL import Image
 
 from aesenv.interact.models import Action, Box, Labeling, Mark, MarkKind, Response
+from aesenv.render.inpage import in_page
 from aesenv.render.live import LivePage
 
 SETTLE_MS = 600      # virtual time after an action for timers, transitions and frames to run
@@ -26,55 +27,58 @@ HOLD_MS = 300        # how long a game key is held down
 WAIT_MS = 1500
 PIXEL_THRESHOLD = 24  # per-channel difference that counts as a visible change
 
-_OBSERVE = """(phase) => {
-  const K = Symbol.for("aesenv.observer");
-  let o = globalThis[K], fresh = false;
+# The actor's page calls read the page only through the natives `N` (aesenv/render/natives.js);
+# the marks are the labeled elements label.js keeps in `N.state.marks`.
+_OBSERVE = in_page("""(N, phase) => {
+  let o = N.state.observer, fresh = false;
   if (!o) {
     fresh = true;
-    document.documentElement.style.setProperty("scroll-behavior", "auto", "important");
-    o = { phase: "idle", idle: new WeakSet(), idleCount: 0, actCount: 0 };
+    N.setStyle(N.inlineStyle(N.root(N.document)), "scroll-behavior", "auto", "important");
+    o = { phase: "idle", idle: new N.WeakSet(), idleCount: 0, actCount: 0 };
     o.take = (records) => {
       for (const r of records) {
         if (o.phase === "idle") { o.idle.add(r.target); o.idleCount++; }
         else if (!o.idle.has(r.target)) o.actCount++;
       }
     };
-    o.obs = new MutationObserver(o.take);
-    o.obs.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
-    globalThis[K] = o;
+    o.obs = N.observer(o.take);
+    N.observe(o.obs, N.document, { subtree: true, childList: true, attributes: true, characterData: true });
+    N.state.observer = o;
   }
-  o.take(o.obs.takeRecords());
-  const out = { fresh, idle: o.idleCount, act: o.actCount, hash: location.hash, x: scrollX, y: scrollY };
+  o.take(N.takeRecords(o.obs));
+  const view = N.viewport();
+  const out = { fresh, idle: o.idleCount, act: o.actCount, hash: N.hash(), x: view.scrollX, y: view.scrollY };
   o.phase = phase; o.idleCount = 0; o.actCount = 0;
   return out;
-}"""
-_PREPARE = """([i, scroll]) => {
-  const el = (globalThis[Symbol.for("aesenv.marks")] || [])[i];
-  if (!el || !el.isConnected) return null;
-  if (scroll) { if (el.scrollIntoViewIfNeeded) el.scrollIntoViewIfNeeded(true); else el.scrollIntoView({ block: "center" }); }
-  const r = el.getBoundingClientRect();
+}""")
+_PREPARE = in_page("""(N, [i, scroll]) => {
+  const el = (N.state.marks || [])[i];
+  if (!el || !N.isConnected(el)) return null;
+  if (scroll) N.reveal(el);
+  const r = N.box(el);
   return r.width >= 1 && r.height >= 1 ? { x: r.left, y: r.top, w: r.width, h: r.height } : null;
-}"""
-_FOCUSED = """() => {
-  const el = document.activeElement;
-  if (!el || el === document.body || el === document.documentElement) return null;
-  const r = el.getBoundingClientRect();
+}""")
+_FOCUSED = in_page("""(N) => {
+  const el = N.activeElement(N.document);
+  if (!el || el === N.body(N.document) || el === N.root(N.document)) return null;
+  const r = N.box(el);
   return { x: r.left, y: r.top, w: r.width, h: r.height };
-}"""
-_CHOOSE_NEXT = """(i) => {
-  const el = globalThis[Symbol.for("aesenv.marks")][i];
-  if (el.options.length < 2) return false;
-  el.selectedIndex = (el.selectedIndex + 1) % el.options.length;
-  el.dispatchEvent(new Event("input", { bubbles: true }));
-  el.dispatchEvent(new Event("change", { bubbles: true }));
+}""")
+_CHOOSE_NEXT = in_page("""(N, i) => {
+  const el = N.state.marks[i];
+  const count = N.list(N.prop(el, "options")).length;
+  if (count < 2) return false;
+  N.setProp(el, "selectedIndex", (N.prop(el, "selectedIndex") + 1) % count);
+  N.dispatch(el, "input");
+  N.dispatch(el, "change");
   return true;
-}"""
-_KEY_FOCUS = """(i) => {
-  const target = i === null ? null : globalThis[Symbol.for("aesenv.marks")][i];
-  const active = document.activeElement;
-  if (target) target.focus({ preventScroll: true });
-  else if (active && active !== document.body) active.blur();
-}"""
+}""")
+_KEY_FOCUS = in_page("""(N, i) => {
+  const target = i === null ? null : N.state.marks[i];
+  const active = N.activeElement(N.document);
+  if (target) N.focus(target, { preventScroll: true });
+  else if (active && active !== N.body(N.document)) N.blur(active);
+}""")
 
 
 class ActionFailed(RuntimeError):
@@ -140,15 +144,15 @@ class Actor:
     async def start(self, idle_ms: int = 1200) -> None:
         """Install the mutation observer and let the page idle, so background changes
         (clocks, carousels, game loops, a timer that keeps throwing) are known before the first action."""
-        await self.live.evaluate(_OBSERVE, "idle")
+        await self.live.ask(_OBSERVE, "idle")
         await self._idle(idle_ms)
 
     async def _target_box(self, index: int) -> Box:
-        box = await self.live.evaluate(_PREPARE, [index, True])
+        box = await self.live.ask(_PREPARE, [index, True])
         if box is None:
             raise ActionFailed(f"element [{index}] is gone or hidden")
         await self.live.advance(150)
-        box = await self.live.evaluate(_PREPARE, [index, False])
+        box = await self.live.ask(_PREPARE, [index, False])
         if box is None:
             raise ActionFailed(f"element [{index}] is gone or hidden")
         return Box.model_validate(box)
@@ -177,7 +181,7 @@ class Actor:
                 own = box.inflated(6)
                 exclude.append(own)
             # The element that loses focus to this one restyles itself: not a response either.
-            focused = await live.evaluate(_FOCUSED)
+            focused = await live.ask(_FOCUSED)
             if focused is not None and target.kind is not MarkKind.CANVAS:
                 exclude.append(Box.model_validate(focused).inflated(6))
             await live.bounded(page.mouse.move(*point))
@@ -186,21 +190,21 @@ class Actor:
             include = canvas.box if canvas is not None else None
             keyed = next((m for m in labeling.marks if m.kind is MarkKind.CANVAS and
                           any(t.startswith("key") for t in m.listeners)), None)
-            await live.evaluate(_KEY_FOCUS, keyed.index if keyed is not None else None)
+            await live.ask(_KEY_FOCUS, keyed.index if keyed is not None else None)
         elapsed = duration_ms(action)
 
-        await live.evaluate(_OBSERVE, "idle")
+        await live.ask(_OBSERVE, "idle")
         idle_start = await live.screenshot()
         if action.kind != "wait":
             await self._idle(elapsed)
         before = await live.screenshot()
-        state_before = await live.evaluate(_OBSERVE, "act")
+        state_before = await live.ask(_OBSERVE, "act")
         errors_before = len(live.page_errors)
 
         async with live.settles_navigation():
             await self._perform(action, target, point)
 
-        state_after = await live.evaluate(_OBSERVE, "idle")
+        state_after = await live.ask(_OBSERVE, "idle")
         after = await live.screenshot()
         a0, a1, a2 = _pixels(idle_start), _pixels(before), _pixels(after)
         mask = _region_mask(a1.shape[:2], include, exclude)
@@ -222,7 +226,7 @@ class Actor:
     async def _perform(self, action: Action, target: Mark | None, point: tuple[float, float] | None) -> None:
         live, page = self.live, self.live.page
         if action.kind == "click" and target is not None and target.tag == "select":
-            await live.evaluate(_CHOOSE_NEXT, target.index)
+            await live.ask(_CHOOSE_NEXT, target.index)
         elif action.kind == "click" and point is not None:
             await live.bounded(page.mouse.click(*point))
         elif action.kind == "type" and point is not None:

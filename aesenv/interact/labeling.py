@@ -16,18 +16,21 @@ from importlib import resources
 from PIL import Image, ImageDraw, ImageFont
 
 from aesenv.interact.models import Labeling, Mark
+from aesenv.render.inpage import NATIVES, in_page
 from aesenv.render.live import LivePage
 
-_LABEL_JS = (resources.files("aesenv.interact") / "label.js").read_text()
+_LABEL_JS = in_page((resources.files("aesenv.interact") / "label.js").read_text())
 _GROUP = "aesenv-labeling"
 # Event types that make an element a control; keys on window/document/body mark a game page.
 _RELEVANT = frozenset({"click", "mousedown", "mouseup", "pointerdown", "pointerup", "touchstart", "dblclick",
                        "keydown", "keyup", "keypress", "input", "change", "submit"})
-_STORE_LISTENED = """function(...pairs) {
-  const map = new Map();
+# (node, types, node, types, ...) => kept as `N.state.listened` for label.js (called through CDP).
+_STORE_LISTENED = f"""function(...pairs) {{
+  const N = {NATIVES};
+  const map = new N.Map();
   for (let i = 0; i < pairs.length; i += 2) map.set(pairs[i], pairs[i + 1]);
-  globalThis[Symbol.for("aesenv.listened")] = map;
-}"""
+  N.state.listened = map;
+}}"""
 MAX_MARKS = 60
 MAX_SCAN = 4000
 MAX_LISTENED_NODES = 400
@@ -63,7 +66,7 @@ async def label(live: LivePage, *, max_marks: int = MAX_MARKS) -> Labeling:
         doc = await live.bounded(cdp.send("Runtime.evaluate", {"expression": "document", "objectGroup": _GROUP}))
         await live.bounded(cdp.send("Runtime.callFunctionOn", {
             "functionDeclaration": _STORE_LISTENED, "objectId": doc["result"]["objectId"], "arguments": args}))
-        found = await live.evaluate(_LABEL_JS, {"maxMarks": max_marks, "maxScan": MAX_SCAN})
+        found = await live.ask(_LABEL_JS, {"maxMarks": max_marks, "maxScan": MAX_SCAN})
     finally:
         await live.bounded(cdp.send("Runtime.releaseObjectGroup", {"objectGroup": _GROUP}))
     marks = [Mark.model_validate(m) for m in found["marks"]]

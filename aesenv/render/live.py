@@ -11,10 +11,13 @@ agent's calls may take in all, its renderer crashed, or its own script threw int
 raises a `PageFault`, the answer's failure; anything else (the browser went away, a script of
 ours is wrong) is raised as it came, ours. An exception a timer of the page's throws while its
 clock runs is an uncaught error of the page, recorded as one as a browser would report it (see
-`run_clock`), and the clock has still run. An action may make
-the page load a new document (a form without a handler submits and reloads it): an agent wraps
-its actions in `settles_navigation`, and a call that loses its document to a navigation (a
-timer that reloads the page) waits for the new one and runs again there.
+`run_clock`), and the clock has still run. Our own scripts on the page (`ask`) read it only
+through built-ins captured before its scripts ran (`aesenv.render.inpage`), so nothing the page
+declares, patches or names in its markup breaks them. An action may make the page load a new
+document (a form without a handler submits and reloads it): an agent wraps its actions in
+`settles_navigation`, and a call that loses its document to a navigation (a timer that reloads
+the page) waits for the new one and runs again there; a page that loses that one too keeps
+reloading (`PageReloading`, its failure).
 """
 
 from __future__ import annotations
@@ -25,7 +28,6 @@ import contextlib
 import contextvars
 import dataclasses
 import inspect
-import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, NamedTuple, TypeVar
@@ -33,11 +35,18 @@ from typing import Any, NamedTuple, TypeVar
 from playwright.async_api import Error as PlaywrightError, Page
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
+from aesenv.render.inpage import ask, from_page, in_page, to_page
 from aesenv.render.models import Rendering
 
-log = logging.getLogger(__name__)
 T = TypeVar("T")
 MAX_PAGE_ERRORS = 100
+FRAME_MS = 16  # the clock's animation frame interval
+
+# Blocks until the GPU has drawn what the page's WebGL contexts were given; the frames run so far.
+DRAWN = in_page("(N) => { N.finishDrawing(); return N.state.frames; }")
+# Holds the page's animation frames for `ms` of its time (see `_BROWSER_TIMERS` in the renderer):
+# its timers run meanwhile, and the frames it asks for run at the first frame after.
+HOLD_FRAMES = in_page("(N, ms) => { if (N.state.holdFrames) N.state.holdFrames(ms); return true; }")
 
 
 async def stop_scripts(cdp: Any) -> None:
@@ -63,6 +72,12 @@ class PageCrashed(PageFault):
     """The page's renderer crashed (or was killed above its memory cap)."""
 
     stop = "the page crashed"
+
+
+class PageReloading(PageFault):
+    """The page keeps loading new documents (a reload on a timer): there is none to act on."""
+
+    stop = "the page kept reloading"
 
 
 class PageThrew(PageFault):
@@ -112,34 +127,35 @@ def note_page_error(errors: list[str], text: str) -> None:
 async def run_clock(page: Page, ms: int, errors: list[str]) -> None:
     """Run the page's paused clock for `ms`: every timer and animation frame due runs, in every
     frame of the page. Playwright's clock runs them all, advances time, and then rethrows the
-    first exception one of them threw; in a browser that is an uncaught error of the page, so it
-    is recorded in `errors` as one and the call has done its work. Any other JavaScript error out
-    of it is also the page's doing: a frame of the page's has no clock to run (the page removed
-    it, or a frame flood was stopped while the frame was being set up); the clock ran in every
-    other frame. A value thrown that is not an Error has no stack: it is the page's too. Only the
-    page or browser going away (and a lost document) is raised."""
+    first exception one of them threw; in a browser that is an uncaught error of the page, so
+    it is recorded in `errors` as one and the call has done its work. Every other
+    JavaScript error out of it is the page's doing too, whatever its innermost frame: the page
+    called the clock's API wrongly from a timer (`requestAnimationFrame(undefined)`, which the
+    clock's own code rejects), or a frame of the page's has no clock to run (the page removed it,
+    or a frame flood was stopped while the frame was being set up; the clock ran in every other
+    frame); nothing of ours runs in there but the clock. Only the page or browser going away
+    (and a lost document) is raised."""
     try:
         await page.clock.run_for(ms)
     except PlaywrightError as exc:
-        if _went_away(exc) or _lost_its_document(exc):
+        if _went_away(exc) or lost_its_document(exc):
             raise
-        thrown = page_exception(exc)
-        if thrown is None and _FRAME.search(exc.message) is None:
-            thrown = "Uncaught " + _API_PREFIX.sub("", exc.message.splitlines()[0] if exc.message else "")
-        if thrown is not None:
-            note_page_error(errors, thrown)
-        else:
-            log.debug("the clock did not run in a frame of the page: %s", exc.message.splitlines()[0])
+        note_page_error(errors, page_exception(exc) or _uncaught(exc))
 
 
-_LEAVING = """async () => {
-  for (let turn = 0; turn < 2; turn++) {
-    await new Promise((resolve) => { const c = new MessageChannel(); c.port1.onmessage = resolve; c.port2.postMessage(null); });
-  }
-  const leaving = self[Symbol.for("aesenv.leaving")] === true;
-  self[Symbol.for("aesenv.leaving")] = false;  // a navigation held back leaves the document in place
+def _uncaught(exc: PlaywrightError) -> str:
+    """An error the page caused, as a browser reports one it cannot place (a value thrown that
+    is not an Error, an error out of the clock's own code)."""
+    first = exc.message.splitlines()[0] if exc.message else ""
+    return "Uncaught " + _API_PREFIX.sub("", first)
+
+
+_LEAVING = in_page("""async (N) => {
+  for (let turn = 0; turn < 2; turn++) await N.nextTask();
+  const leaving = N.state.leaving === true;
+  N.state.leaving = false;  // a navigation held back leaves the document in place
   return leaving;
-}"""
+}""")
 
 
 @dataclasses.dataclass
@@ -170,7 +186,8 @@ def _charged(timeout_s: float) -> Iterator[float]:
             budget.left_s -= loop.time() - start
 
 
-def _lost_its_document(exc: PlaywrightError) -> bool:
+def lost_its_document(exc: PlaywrightError) -> bool:
+    """A call on the page failed because a navigation replaced the document it ran on."""
     return "context was destroyed" in exc.message or "Cannot find context" in exc.message
 
 
@@ -180,6 +197,7 @@ class LivePage:
     cdp: Any
     trace: Any
     freeze_time: bool = True
+    drawing: bool = False  # it drew with WebGL when rendered (see `advance`)
 
     @property
     def page_errors(self) -> list[str]:
@@ -240,9 +258,9 @@ class LivePage:
         before = self.trace.navigations
         yield
         try:
-            leaving = await self.bounded(self.page.evaluate(_LEAVING), timeout_s)
+            leaving = from_page(await self.bounded(self.page.evaluate(_LEAVING, to_page(None)), timeout_s))
         except PlaywrightError as exc:
-            if not _lost_its_document(exc):
+            if not lost_its_document(exc):
                 raise
             leaving = True
         if not leaving:
@@ -263,21 +281,39 @@ class LivePage:
 
     async def _on_current_document(self, call: Callable[[], Awaitable[T]], timeout_s: float) -> T:
         """`bounded(call())`, run once more on the new document if a navigation replaced the
-        one it started on."""
+        one it started on. A page that replaces that one too (it reloads itself on a timer) is
+        one nobody can use: `PageReloading`, its failure."""
         try:
             return await self.bounded(call(), timeout_s)
         except PlaywrightError as exc:
-            if not _lost_its_document(exc):
+            if not lost_its_document(exc):
                 raise
         await self._loaded(timeout_s)
-        return await self.bounded(call(), timeout_s)
+        try:
+            return await self.bounded(call(), timeout_s)
+        except PlaywrightError as exc:
+            if not lost_its_document(exc):
+                raise
+            raise PageReloading("it replaced its document twice during one call") from exc
 
     async def advance(self, ms: int, timeout_s: float = 5.0) -> None:
-        """Let `ms` of the page's time pass: virtual time when the clock is frozen."""
+        """Let `ms` of the page's time pass: virtual time when the clock is frozen. A page that
+        draws with WebGL (`drawing`: in software here, a heavy scene costs seconds a frame) runs
+        all its timers but draws one frame, at the end, as a browser on a slow GPU drops frames;
+        the call returns once that frame is drawn."""
         if self.freeze_time:
-            await self._on_current_document(lambda: run_clock(self.page, ms, self.page_errors), timeout_s)
+            await self._on_current_document(lambda: self._run_clock(ms), timeout_s)
         else:
             await self.bounded(self.page.wait_for_timeout(ms), timeout_s + ms / 1000)
+
+    async def _run_clock(self, ms: int) -> None:
+        if not self.drawing:
+            await run_clock(self.page, ms, self.page_errors)
+            return
+        if ms > FRAME_MS:
+            await ask(self.page, HOLD_FRAMES, ms - FRAME_MS)
+        await run_clock(self.page, ms, self.page_errors)
+        await ask(self.page, DRAWN)
 
     async def screenshot(self, fmt: str = "png", *, quality: int = 80, timeout_s: float = 10.0) -> bytes:
         """The current viewport (what a user sees), PNG or JPEG."""
@@ -289,6 +325,11 @@ class LivePage:
 
     async def evaluate(self, script: str, arg: Any = None, timeout_s: float = 5.0) -> Any:
         return await self._on_current_document(lambda: self.page.evaluate(script, arg), timeout_s)
+
+    async def ask(self, script: str, arg: Any = None, timeout_s: float = 5.0) -> Any:
+        """Run one of our in-page scripts (`aesenv.render.inpage.in_page`: it reads the page
+        only through the natives) and return its answer, read from JSON."""
+        return from_page(await self.evaluate(script, to_page(arg), timeout_s))
 
     async def alive(self) -> bool:
         """Whether the page still answers (not crashed, not closed)."""

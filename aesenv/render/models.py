@@ -5,10 +5,12 @@ from __future__ import annotations
 import functools
 import io
 from enum import Enum
-from typing import Any
+from typing import Any, TypeVar
 
 from PIL import Image
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
+
+M = TypeVar("M", bound=BaseModel)
 
 
 class RenderStatus(str, Enum):
@@ -96,6 +98,59 @@ class PageMetrics(BaseModel):
     headings: list[dict[str, Any]] = Field(default_factory=list)
 
 
+def lenient(model: type[M], data: Any) -> tuple[M | None, list[str]]:
+    """`model` from what a page gave us, with each field that fails validation reset to its
+    default, and the names of those fields. None when a required field fails (or `data` is no
+    object): a page's values must never make a render raise, wherever our script lets one through."""
+    if not isinstance(data, dict):
+        return None, ["(not an object)"]
+    try:
+        return model.model_validate(data), []
+    except ValidationError as exc:
+        bad = sorted({str(error["loc"][0]) for error in exc.errors() if error["loc"]})
+    if any(model.model_fields[name].is_required() for name in bad if name in model.model_fields):
+        return None, bad
+    try:
+        return model.model_validate({k: v for k, v in data.items() if k not in bad}), bad
+    except ValidationError:
+        return None, bad
+
+
+def snapshot_elements(entries: Any) -> tuple[list[DomElement], str]:
+    """The snapshot's elements, validated one by one (see `lenient`), with `parent` indices
+    renumbered around those left out (to the nearest ancestor kept), and a note saying what
+    failed ("" when nothing did)."""
+    entries = entries if isinstance(entries, list) else []
+    kept: list[DomElement] = []
+    new_index: list[int] = []  # per entry: its index among those kept, else its nearest kept ancestor's
+    reset: set[str] = set()
+    dropped: set[str] = set()
+    fixed = left_out = 0
+    for i, entry in enumerate(entries):
+        element, bad = lenient(DomElement, entry)
+        parent = element.parent if element is not None else (entry.get("parent", -1) if isinstance(entry, dict) else -1)
+        ancestor = new_index[parent] if isinstance(parent, int) and 0 <= parent < i else -1
+        if element is None:
+            left_out += 1
+            dropped.update(bad)
+            new_index.append(ancestor)
+            continue
+        if bad:
+            fixed += 1
+            reset.update(bad)
+        element.parent = ancestor
+        new_index.append(len(kept))
+        kept.append(element)
+    if not fixed and not left_out:
+        return kept, ""
+    parts = []
+    if fixed:
+        parts.append(f"{fixed} kept with defaults for {', '.join(sorted(reset))}")
+    if left_out:
+        parts.append(f"{left_out} left out ({', '.join(sorted(dropped))})")
+    return kept, f"snapshot: {fixed + left_out} of {len(entries)} elements failed validation; " + "; ".join(parts)
+
+
 def _encode(image: Image.Image, fmt: str, quality: int = 80) -> bytes:
     fmt = {"jpg": "jpeg"}.get(fmt.lower(), fmt.lower())
     buf = io.BytesIO()
@@ -111,6 +166,7 @@ class Rendering(BaseModel):
     attempts: int = 1
     stages_timed_out: list[str] = Field(default_factory=list)
     settled_ms: int = 0  # virtual time the page ran after load before capture
+    settle_frames: int = 0  # animation frames the page ran in that time
     viewport: tuple[int, int] = (1280, 960)
     full_page_png: bytes | None = Field(default=None, repr=False)
     captured_height: int = 0
@@ -126,6 +182,8 @@ class Rendering(BaseModel):
     libraries: dict[str, list[str]] = Field(default_factory=dict)
     timings_ms: dict[str, float] = Field(default_factory=dict)
     provenance: dict[str, str] = Field(default_factory=dict)
+    # What the page gave us that did not validate and what was done about it (the render went on).
+    notes: list[str] = Field(default_factory=list)
 
     @property
     def has_screenshot(self) -> bool:
@@ -179,6 +237,7 @@ class Rendering(BaseModel):
             "attempts": self.attempts,
             "stages_timed_out": self.stages_timed_out,
             "settled_ms": self.settled_ms,
+            "settle_frames": self.settle_frames,
             "page_height": self.metrics.doc_height,
             "captured_height": self.captured_height,
             "coverage": self.coverage,
@@ -192,4 +251,5 @@ class Rendering(BaseModel):
             "libraries_requested": self.libraries.get("libraries_requested", []),
             "libraries_served": self.libraries.get("libraries_served", []),
             "timings_ms": self.timings_ms,
+            "notes": self.notes,
         }

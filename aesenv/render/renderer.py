@@ -5,8 +5,12 @@ demand. The page is served from a virtual origin (never `file://`); every other 
 through the asset resolvers (the vendored CDN mirror) and is otherwise blocked and logged. The
 page's clock is paused and advanced in virtual time, its randomness seeded, its animations
 stopped before capture, so the same page gives the same pixels. Each stage has its own
-deadline; a page that hangs a stage is cut off and captured as far as it got. A crashed or
-wedged browser is relaunched and the render retried once before it is an infra failure.
+deadline; a page that hangs a stage is cut off and captured as far as it got. A page that draws
+with WebGL (in software here) settles with few frames, under deadlines counted in frames
+(`aesenv.render.settle`). Our in-page scripts read the page only through built-ins captured
+before its own scripts ran (`aesenv.render.inpage`), and a value of the page's that still fails
+validation is reset or left out, with a note, never raised. A crashed or wedged browser is
+relaunched and the render retried once before it is an infra failure.
 """
 
 from __future__ import annotations
@@ -32,18 +36,33 @@ from playwright.async_api import async_playwright
 from pydantic import BaseModel
 
 from aesenv.render.browser import CHROMIUM_ARGS, BrowserBinary, BrowserLaunch, browser_launch, find_chromium
-from aesenv.render.live import LivePage, Session, note_page_error, run_clock, stop_scripts
-from aesenv.render.models import (ConsoleEntry, DomElement, MobileProbe, PageMetrics, Rendering,
-                                  RenderStatus, RequestEntry, RequestOutcome)
+from aesenv.render.inpage import ask, in_page, install_natives
+from aesenv.render.live import LivePage, Session, lost_its_document, note_page_error, stop_scripts
+from aesenv.render.models import (ConsoleEntry, MobileProbe, PageMetrics, Rendering, RenderStatus, RequestEntry,
+                                  RequestOutcome, lenient, snapshot_elements)
+from aesenv.render.settle import settle_drawing, settle_timers
 from aesenv.render.vendor import library_usage
 from aesenv.render.watchdog import MemoryWatchdog
 
 log = logging.getLogger(__name__)
 
 ORIGIN = "https://artifact.aesenv.invalid"
-SETTLE_STEP_MS = 100
 _JS = {name: (resources.files("aesenv.render") / name).read_text()
        for name in ("snapshot.js", "mobile_probe.js", "freeze_animations.js")}
+# After navigation: the document's load event, then its fonts; then what the page set up while it
+# loaded (animation frames run, WebGL contexts made).
+_LOADED = in_page("""(N) => (N.readyState(N.document) === "complete" ? Promise.resolve() : new N.Promise(
+  (done) => N.listen(N.window, "load", () => done(), { once: true })))
+  .then(() => N.fontsReady()).then(() => ({ frames: N.state.frames, webgl: N.webglContexts() }))""")
+# With the real clock, three animation frames stand for the settle slice.
+_THREE_FRAMES = """async () => {
+  for (let i = 0; i < 3; i++) await new Promise(r => requestAnimationFrame(() => r()));
+}"""
+# The capture's page calls: stop motion, (the prelude's resize gate), the snapshot as one JSON string.
+_SNAPSHOT = "(N, n) => ({freeze})(N) && ({hold})(true) && ({snapshot})(N, n)"
+_MOBILE_PROBE = "(N) => ({probe})(N)"
+# (on) => close or open the prelude's gate on the page's `resize` listeners.
+_HOLD_RESIZE = """(on) => { window.__aesenv__.state.holdResize = on; return true; }"""
 
 
 class RenderConfig(BaseModel):
@@ -69,6 +88,16 @@ class RenderConfig(BaseModel):
     capture_timeout_s: float = 10.0
     snapshot_timeout_s: float = 5.0
     total_timeout_s: float = 45.0
+    # A page that draws with WebGL (in software here: a heavy scene costs seconds a frame) runs
+    # the same settle slice with at most `webgl_settle_frames` frames in it, frame by frame while
+    # they fit `webgl_settle_budget_s`. Its deadlines are counted in frames: each has
+    # `webgl_frame_timeout_s` to be drawn, and up to `webgl_frame_max_s` while the GPU process is
+    # seen drawing it; the render's total deadline grows by the time its frames took (see
+    # `aesenv.render.settle`).
+    webgl_settle_frames: int = 4
+    webgl_settle_budget_s: float = 6.0
+    webgl_frame_timeout_s: float = 10.0
+    webgl_frame_max_s: float = 60.0
     concurrency: int = 2
     warm_pages: int = 2
     retries: int = 1
@@ -81,21 +110,68 @@ class RenderConfig(BaseModel):
     isolate_browser: bool = True
 
 
-# Browsers never run a repeating timer more often than every 4 ms, and clamp deeply nested
-# timeouts too; the fake clock would run a zero-delay interval, or a timeout that re-arms itself
-# with 0, forever within one step. Registered after the clock, so it wraps the fake timers.
-_CLAMP_TIMERS = """(() => {
-  const interval = self.setInterval, timeout = self.setTimeout;
+# Browser behaviour the fake clock lacks, wrapped around its timers (registered after the clock):
+# a repeating timer never runs more often than every 4 ms, and a timeout that re-arms itself with
+# 0 is clamped too (the fake clock would run either forever within one step); clearing an id of
+# another kind of timer (`cancelAnimationFrame(timeoutId)`) does nothing, where the fake clock
+# throws into the page's code and kills its animation loop. The animation frames the page runs
+# are counted (one per frame time), and the settle phase can hold them for a stretch of virtual
+# time (`state.holdFrames(ms)`, see `aesenv.render.settle`): the callbacks asked for meanwhile
+# (under ids of their own, which `cancelAnimationFrame` takes) run at the first frame after it.
+_BROWSER_TIMERS = """(() => {
+  const apply = Reflect.apply, max = Math.max, toNumber = Number, create = Object.create;
+  const state = self.__aesenv__ ? self.__aesenv__.state : { frames: 0 };
+  const interval = self.setInterval, timeout = self.setTimeout, frame = self.requestAnimationFrame;
   self.setInterval = function setInterval(handler, delay, ...args) {
-    return interval.call(this, handler, Math.max(4, Number(delay) || 0), ...args);
+    return apply(interval, this, [handler, max(4, toNumber(delay) || 0), ...args]);
   };
   self.setTimeout = function setTimeout(handler, delay, ...args) {
-    return timeout.call(this, handler, Math.max(1, Number(delay) || 0), ...args);
+    return apply(timeout, this, [handler, max(1, toNumber(delay) || 0), ...args]);
   };
+  let lastFrame = -1, held = null, lastHeld = 0, released = create(null);
+  const hold = (callback) => { lastHeld -= 1; held[lastHeld] = callback; return lastHeld; };
+  const counted = (callback) => function (time) {
+    if (held) { hold(callback); return undefined; }  // asked for before the hold began
+    if (time !== lastFrame) { lastFrame = time; state.frames += 1; }
+    return apply(callback, this, [time]);
+  };
+  self.requestAnimationFrame = function requestAnimationFrame(callback) {
+    if (typeof callback !== "function") return apply(frame, this, [callback]);
+    return held ? hold(callback) : apply(frame, this, [counted(callback)]);
+  };
+  state.holdFrames = (ms) => {
+    if (held) return;
+    held = create(null);
+    released = create(null);
+    apply(timeout, self, [() => {
+      const waiting = held;
+      held = null;
+      for (const id in waiting) released[id] = apply(frame, self, [counted(waiting[id])]);
+    }, ms]);
+  };
+  const cancelFrame = self.cancelAnimationFrame;
+  self.cancelAnimationFrame = function cancelAnimationFrame(id) {
+    if (held && id in held) { delete held[id]; return undefined; }
+    return apply(cancelFrame, this, [id in released ? released[id] : id]);
+  };
+  for (const name of ["clearTimeout", "clearInterval", "cancelAnimationFrame", "cancelIdleCallback"]) {
+    const clear = self[name];
+    if (typeof clear !== "function") continue;
+    self[name] = { [name](id) { try { return apply(clear, this, [id]); } catch (e) { return undefined; } } }[name];
+  }
 })()"""
 
-# Runs before any page script: seeded randomness, and no real popups.
+# Runs before any page script, after the natives are kept (see `inpage`): seeded randomness, no
+# real popups, and the context each canvas gets noted (the snapshot reports it; a WebGL page,
+# which draws in software here, settles frame by frame).
 _PAGE_PRELUDE = """(seed) => {
+  const N = window.__aesenv__;
+  const canvas = HTMLCanvasElement.prototype;
+  canvas.getContext = function getContext(kind, ...options) {
+    const context = N.getContext(this, kind, ...options);
+    if (context) N.noteContext(this, kind, context);
+    return context;
+  };
   let state = seed >>> 0;
   Math.random = function random() {
     state = (state + 0x6D2B79F5) >>> 0;
@@ -112,12 +188,38 @@ _PAGE_PRELUDE = """(seed) => {
   if (self.crypto) Object.defineProperty(self.crypto, "getRandomValues", { value: fill });
   // Popups never open (a page that spawns fifty windows should not cost fifty pages); the
   // attempts are counted for the record.
-  self.__aesenvPopups = 0;
-  self.open = function open() { self.__aesenvPopups += 1; return null; };
+  self.open = function open() { N.state.popups += 1; return null; };
+  // The page's resize listeners on window run through a gate the renderer closes while it takes
+  // a full-page capture: that capture resizes the view, and a handler that resets a canvas
+  // (`canvas.width = innerWidth`) would blank the frame it drew, with a frozen clock to never
+  // draw it again. (A capture-phase listener cannot stop them: Chrome runs a target's own
+  // listeners anyway.)
+  const apply = Reflect.apply, gated = new WeakMap();
+  const gate = (fn) => {
+    if (typeof fn !== "function") return fn;
+    if (!gated.has(fn)) gated.set(fn, function (event) { if (!N.state.holdResize) return apply(fn, this, [event]); });
+    return gated.get(fn);
+  };
+  const add = self.addEventListener, remove = self.removeEventListener;
+  self.addEventListener = function addEventListener(type, fn, options) {
+    return apply(add, this, [type, type === "resize" && this === self ? gate(fn) : fn, options]);
+  };
+  self.removeEventListener = function removeEventListener(type, fn, options) {
+    return apply(remove, this, [type, type === "resize" && this === self && gated.has(fn) ? gated.get(fn) : fn, options]);
+  };
+  let onresize = null;
+  Object.defineProperty(self, "onresize", {
+    configurable: true, get: () => onresize,
+    set: (fn) => {
+      if (onresize) apply(remove, self, ["resize", gate(onresize)]);
+      onresize = typeof fn === "function" ? fn : null;
+      if (onresize) apply(add, self, ["resize", gate(onresize)]);
+    },
+  });
   // The top document notes when it starts leaving for another (a form submit, a reload), so
   // an agent acting on the live page knows to wait for the new one.
   if (self === self.top) {
-    const leaving = () => { self[Symbol.for("aesenv.leaving")] = true; };
+    const leaving = () => { N.state.leaving = true; };
     addEventListener("beforeunload", leaving, true);
     if (self.navigation) navigation.addEventListener("navigate", (e) => { if (!e.destination.sameDocument) leaving(); });
   }
@@ -166,6 +268,10 @@ class _Trace:
         self.failed: dict[str, str] = {}
         self.crashed = False
         self.settled_ms = 0
+        self.settle_frames = 0
+        self.drawing = False  # the page draws with WebGL (see `aesenv.render.settle`)
+        # Seconds the render's total deadline grows by: the time a WebGL page's frames took.
+        self.extra_s = 0.0
         # Top-level navigations the page asked for, and whether the document it went to has
         # loaded (cleared while one of the artifact's own pages loads; set by its load event).
         self.navigations = 0
@@ -178,6 +284,17 @@ class _Trace:
             yield
         finally:
             self.timings[name] = round((time.perf_counter() - start) * 1000, 1)
+
+
+def _status(trace: _Trace) -> RenderStatus:
+    return RenderStatus.TIMEOUT if trace.timed_out else RenderStatus.OK
+
+
+def _problems(trace: _Trace) -> str:
+    """What went wrong in the page's stages, for `Rendering.error`."""
+    problems = [f"page hung in: {', '.join(trace.timed_out)}"] if trace.timed_out else []
+    problems += [f"{stage} failed: {why}" for stage, why in trace.failed.items()]
+    return "; ".join(problems)
 
 
 class Renderer:
@@ -286,7 +403,7 @@ class Renderer:
             try:
                 with self._watchdog:
                     yield Session(rendering, LivePage(prepared.page, prepared.cdp, prepared.trace,
-                                                      self.config.freeze_time))
+                                                      self.config.freeze_time, prepared.trace.drawing))
             finally:
                 self._track(self._close_context(prepared.ctx))
 
@@ -318,8 +435,8 @@ class Renderer:
         trace = _Trace()
         try:
             with self._watchdog:
-                return await asyncio.wait_for(self._render(site, entry, seed, trace, keep_open, size),
-                                              self.config.total_timeout_s)
+                return await self._within_total_deadline(self._render(site, entry, seed, trace, keep_open, size),
+                                                         trace)
         except asyncio.TimeoutError:
             await self._discard_browser("wedged: a render exceeded its total deadline")
             return self._failed(RenderStatus.INFRA_ERROR, "render exceeded its total deadline", trace), None
@@ -330,6 +447,26 @@ class Renderer:
             if self._browser is None or not self._browser.is_connected():
                 await self._discard_browser("disconnected")
             return self._failed(RenderStatus.INFRA_ERROR, f"browser error: {exc.message.splitlines()[0]}", trace), None
+
+    async def _within_total_deadline(self, coro, trace: _Trace):
+        """`coro` under `total_timeout_s`, grown by what the render's stages were granted beyond
+        their usual deadlines (`trace.extra_s`): every stage bounds the page, so a render past
+        this deadline is the browser wedged, not the page slow."""
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        task = asyncio.ensure_future(coro)
+        try:
+            while not task.done():
+                left = start + self.config.total_timeout_s + trace.extra_s - loop.time()
+                if left <= 0:
+                    raise asyncio.TimeoutError
+                await asyncio.wait({task}, timeout=left)
+            return task.result()
+        finally:
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await asyncio.wait_for(task, 5)
 
     async def _discard_browser(self, why: str) -> None:
         log.warning("restarting the browser (%s)", why)
@@ -353,7 +490,7 @@ class Renderer:
             device_scale_factor=cfg.device_scale_factor, service_workers="block",
             accept_downloads=False, java_script_enabled=True, reduced_motion="no-preference")
         try:
-            await ctx.add_init_script(f"({_PAGE_PRELUDE})({int(seed)})")
+            await ctx.add_init_script(f"{install_natives()}\n({_PAGE_PRELUDE})({int(seed)})")
             page = await ctx.new_page()
             prepared = _Prepared(ctx, page, None, seed)
             await ctx.route("**/*", lambda route: self._route(route, prepared))
@@ -362,7 +499,7 @@ class Renderer:
                 # `pause_at` alone installs the fake clock already paused; an `install` first
                 # would let a few real milliseconds leak into every document's clock.
                 await page.clock.pause_at(datetime.fromisoformat(cfg.clock_epoch.replace("Z", "+00:00")))
-                await page.add_init_script(_CLAMP_TIMERS)
+                await page.add_init_script(_BROWSER_TIMERS)
             prepared.cdp = await ctx.new_cdp_session(page)
             return prepared
         except BaseException:
@@ -416,6 +553,9 @@ class Renderer:
                 kept = await self._bounded("restore_viewport", self._at_size(
                     prepared.page, *size), cfg.snapshot_timeout_s,
                                            trace, prepared.cdp) is True
+                if not kept:  # the record says why there is no page to act on
+                    result.status, result.error = _status(trace), _problems(trace)
+                    result.stages_timed_out = list(trace.timed_out)
             return result, prepared if kept else None
         finally:
             if not kept:
@@ -499,7 +639,7 @@ class Renderer:
                                            outcome=RequestOutcome.BLOCKED))
         await route.abort("blockedbyclient")
 
-    async def _bounded(self, name: str, coro, timeout: float, trace: _Trace, cdp) -> object | None:
+    async def _bounded(self, name: str, coro, timeout: float | None, trace: _Trace, cdp) -> object | None:
         """Run one stage under its deadline; on expiry stop the page's JavaScript and go on.
         A page that destroys its own document mid-stage fails that stage, not the render."""
         async with trace.stage(name):
@@ -515,35 +655,51 @@ class Renderer:
             return None
 
     @staticmethod
-    async def _open(page: Page, entry: str) -> None:
+    async def _open(page: Page, entry: str) -> dict | None:
         """Navigate, then wait for the document's own load event and its fonts (one round
-        trip). Waiting inside `goto` would mistake a page that tries to navigate away (and is
-        held back) for a hung one."""
+        trip), and say what the page set up while loading (`_LOADED`). Waiting inside `goto`
+        would mistake a page that tries to navigate away (and is held back) for a hung one."""
         await page.goto(f"{ORIGIN}/{entry}", wait_until="commit")
-        await page.evaluate("""() => (document.readyState === "complete" ? Promise.resolve() : new Promise(
-            (done) => addEventListener("load", () => done(), { once: true })))
-            .then(() => document.fonts ? document.fonts.ready : null).then(() => true)""")
+        facts = await ask(page, _LOADED)
+        return facts if isinstance(facts, dict) else None
 
-    async def _settle(self, page: Page, trace: _Trace) -> None:
-        """A fixed slice of the page's (virtual) time after load: timers, animation frames and
-        late DOM work run to the same point on every render. Time is advanced in steps; a page
-        too heavy to reach `settle_ms` within `settle_budget_s` (software WebGL draws each frame
-        on the CPU) is captured where it got, and `settled_ms` says where."""
+    async def _settle(self, page: Page, trace: _Trace, drawing: bool) -> None:
+        """A fixed slice of the page's (virtual) time after load (see `aesenv.render.settle`):
+        `drawing` is a page that draws with WebGL, which settles frame by frame."""
         if not self.config.freeze_time:
-            await page.evaluate("""async () => { for (let i = 0; i < 3; i++)
-                await new Promise(r => requestAnimationFrame(() => r())); }""")
-            return
-        start = time.perf_counter()
-        deadline = start + self.config.settle_budget_s
-        while trace.settled_ms < self.config.settle_ms and time.perf_counter() < deadline:
-            remaining = self.config.settle_ms - trace.settled_ms
-            step = min(SETTLE_STEP_MS, remaining)
-            if trace.settled_ms:  # light pages take the rest in one call (each call is a round trip)
-                cost_per_ms = (time.perf_counter() - start) / trace.settled_ms
-                if cost_per_ms * remaining < (deadline - time.perf_counter()) / 2:
-                    step = remaining
-            await run_clock(page, step, trace.page_errors)  # a timer that throws is the page's error
-            trace.settled_ms += step
+            await page.evaluate(_THREE_FRAMES)
+        elif drawing:
+            await settle_drawing(page, trace, self.config)
+        else:
+            await settle_timers(page, trace, self.config)
+
+    async def _snapshot(self, page: Page, trace: _Trace) -> object:
+        """Stop motion and take the snapshot (it crosses as one JSON string, see `inpage`;
+        Playwright's per-value protocol validation of a large object would also cost more than
+        the snapshot itself). A document replaced meanwhile (the page reloaded itself) is waited
+        for and snapshotted instead."""
+        script = in_page(_SNAPSHOT.format(freeze=_JS["freeze_animations.js"], hold=_HOLD_RESIZE,
+                                          snapshot=_JS["snapshot.js"]))
+        try:
+            return await ask(page, script, self.config.max_dom_nodes)
+        except PlaywrightError as exc:
+            if not lost_its_document(exc):
+                raise
+        await trace.document_loaded.wait()
+        return await ask(page, script, self.config.max_dom_nodes)
+
+    @staticmethod
+    def _validated(snap: object) -> tuple[list, PageMetrics, list[str]]:
+        """Elements and metrics from the snapshot, each value that fails validation reset or left
+        out and said so in the notes: a page's values never make a render raise."""
+        if not isinstance(snap, dict):
+            return [], PageMetrics(), []
+        elements, note = snapshot_elements(snap.get("elements"))
+        notes = [note] if note else []
+        metrics, bad = lenient(PageMetrics, snap.get("metrics"))
+        if bad:
+            notes.append(f"snapshot: page metrics failed validation; defaults for {', '.join(bad)}")
+        return elements, metrics or PageMetrics(), notes
 
     @staticmethod
     async def _at_size(page: Page, width: int, height: int, then=None):
@@ -554,17 +710,21 @@ class Renderer:
     async def _capture(self, page: Page, cdp, entry: str, trace: _Trace, size: tuple[int, int]) -> Rendering:
         cfg = self.config
         width, height = size
-        await self._bounded("navigate", self._open(page, entry), cfg.navigation_timeout_s, trace, cdp)
-        await self._bounded("settle", self._settle(page, trace), cfg.settle_timeout_s, trace, cdp)
-        # Motion is stopped first so the snapshot describes the frame the screenshot shows; the
-        # snapshot crosses as one JSON string: Playwright's per-value protocol validation of a
-        # large object costs more than the snapshot itself.
-        snap = await self._bounded("snapshot", page.evaluate(
-            f"(n) => ({_JS['freeze_animations.js']})() && JSON.stringify(({_JS['snapshot.js']})(n))",
-            cfg.max_dom_nodes), cfg.snapshot_timeout_s, trace, cdp)
-        snap = json.loads(snap) if isinstance(snap, str) else None
-        metrics = PageMetrics(**snap["metrics"]) if isinstance(snap, dict) else PageMetrics()
-        elements = [DomElement(**e) for e in snap["elements"]] if isinstance(snap, dict) else []
+        loaded = await self._bounded("navigate", self._open(page, entry), cfg.navigation_timeout_s, trace, cdp)
+        frames_at_load = loaded.get("frames", 0) if isinstance(loaded, dict) else 0
+        drawing = cfg.freeze_time and isinstance(loaded, dict) and loaded.get("webgl", 0) > 0
+        trace.drawing = drawing
+        # A WebGL page's settle stage is bounded frame by frame instead (see `aesenv.render.settle`).
+        settle_timeout = None if drawing else cfg.settle_timeout_s
+        await self._bounded("settle", self._settle(page, trace, drawing), settle_timeout, trace, cdp)
+        # Motion is stopped first so the snapshot describes the frame the screenshot shows.
+        # The page's resize handlers are held during the capture: a full-page capture resizes the
+        # view, and a handler that resets a canvas (`canvas.width = innerWidth`) would blank the
+        # frame it drew, with a frozen clock to never draw it again.
+        snap = await self._bounded("snapshot", self._snapshot(page, trace), cfg.snapshot_timeout_s, trace, cdp)
+        elements, metrics, notes = self._validated(snap)
+        if not drawing and isinstance(snap, dict):  # a WebGL page's settle counts its own frames
+            trace.settle_frames = max(0, int(snap.get("frames") or 0) - frames_at_load)
         doc_height = int(metrics.doc_height or height)
         captured = max(height, min(doc_height, cfg.max_full_page_height))
         shot = await self._bounded("screenshot", cdp.send("Page.captureScreenshot", {
@@ -572,18 +732,20 @@ class Renderer:
             "clip": {"x": 0, "y": 0, "width": width, "height": captured, "scale": 1}}),
             cfg.capture_timeout_s, trace, cdp)
         full_png = base64.b64decode(shot["data"]) if isinstance(shot, dict) and "data" in shot else None
+        await self._bounded("release_resize", page.evaluate(f"({_HOLD_RESIZE})(false)"), cfg.capture_timeout_s,
+                            trace, cdp)
         # A resize waits for the renderer to answer, so it is bounded like any page call: a
         # page still busy parsing a flood would otherwise hold the render past every deadline.
         probe = await self._bounded("mobile_probe", self._at_size(
-            page, cfg.mobile_width, cfg.mobile_height, lambda: page.evaluate(_JS["mobile_probe.js"])),
+            page, cfg.mobile_width, cfg.mobile_height,
+            lambda: ask(page, in_page(_MOBILE_PROBE.format(probe=_JS["mobile_probe.js"])))),
                                     cfg.snapshot_timeout_s, trace, cdp)
-        mobile = MobileProbe(**probe) if isinstance(probe, dict) else None
-        status = RenderStatus.TIMEOUT if trace.timed_out else RenderStatus.OK
-        problems = [f"page hung in: {', '.join(trace.timed_out)}"] if trace.timed_out else []
-        problems += [f"{stage} failed: {why}" for stage, why in trace.failed.items()]
-        error = "; ".join(problems)
+        mobile, bad = lenient(MobileProbe, probe) if probe is not None else (None, [])
+        if bad:
+            notes.append(f"mobile probe failed validation ({', '.join(bad)}); left out")
         return Rendering(
-            status=status, error=error, stages_timed_out=trace.timed_out, settled_ms=trace.settled_ms,
+            status=_status(trace), error=_problems(trace), stages_timed_out=trace.timed_out,
+            settled_ms=trace.settled_ms, settle_frames=trace.settle_frames, notes=notes,
             viewport=(width, height),
             full_page_png=full_png, captured_height=captured if full_png else 0,
             height_capped=doc_height > cfg.max_full_page_height,

@@ -1,9 +1,13 @@
-"""Memory watchdog for renderer processes.
+"""Memory watchdog for renderer processes, and the GPU processes' CPU time.
 
 V8's heap flag stops JS-array bombs, but ArrayBuffer and DOM allocations are not capped by it
 (one page passed 6 GiB here). The watchdog polls the RSS of Chromium renderer processes below
 this Python process and kills any that exceed the cap; Playwright then reports the page as
 crashed and the render is marked as the page's failure.
+
+`gpu_cpu_seconds` is how the renderer tells a WebGL page that is slow to draw from one that
+hangs: software GL draws in the browser's GPU process, which burns CPU while a frame is drawn;
+a page stuck in its own JavaScript leaves it idle.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def _parent(pid: int) -> int | None:
@@ -62,10 +67,29 @@ def rss_bytes(pid: int) -> int:
 
 
 def is_renderer(pid: int) -> bool:
+    return _has_flag(pid, b"--type=renderer")
+
+
+def _has_flag(pid: int, flag: bytes) -> bool:
     try:
-        return b"--type=renderer" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        return flag in Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return False
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of `pid` so far (0 once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def gpu_cpu_seconds(parents: dict[int, int | None] | None = None) -> float:
+    """CPU time used so far by the Chromium GPU processes below this process."""
+    return sum(cpu_seconds(pid) for pid in descendants(os.getpid(), parents)
+               if _has_flag(pid, b"--type=gpu-process"))
 
 
 class MemoryWatchdog:

@@ -39,6 +39,12 @@ def _failed(reason: str, **payload: Any) -> ChannelResult:
     return ChannelResult(status=ChannelStatus.FAILED, score=0.0, raw=0.0, payload={"reason": reason, **payload})
 
 
+def _thrown_since(rendering: Any, live: Any) -> list[str]:
+    """The uncaught errors the page threw while the agent used it (the render's own are in the
+    record's rendering), so a record shows the page's faults next to the verdicts they cost."""
+    return [e[:300] for e in live.page_errors[len(rendering.page_errors):]][:20]
+
+
 def _agent_spec(config: Any) -> tuple[str, int, dict[str, Any]]:
     """(spec, budget, options). An agent that follows a VLM judge also takes the judge's client
     settings (base URL, key variable, timeouts), so `--judge-base-url` reaches both."""
@@ -81,6 +87,8 @@ class InteractiveChannel:
         if live is None:
             if rendering.status is RenderStatus.CRASHED:
                 return _failed(f"the page crashed before it could be used: {rendering.error}")
+            if rendering.status is RenderStatus.TIMEOUT:  # it hung on the way back to the judging size
+                return _failed(f"the page hung before it could be used: {rendering.error}")
             return ChannelResult.infra_error("the rendered page was not kept open for interaction")
         try:
             with live.page_time(self.page_time_s):
@@ -88,7 +96,7 @@ class InteractiveChannel:
         except JudgeError as exc:
             return ChannelResult.infra_error(f"interaction agent {self.agent.name} failed: {exc}")
         except PageFault as exc:  # an agent that does not end its episode on one itself
-            return _failed(f"{exc.stop}: {exc}", agent=self.agent.name)
+            return _failed(f"{exc.stop}: {exc}", agent=self.agent.name, page_errors=_thrown_since(rendering, live))
         except PlaywrightError as exc:
             if live.trace.crashed:
                 return _failed("the page crashed while it was being used", agent=self.agent.name)
@@ -96,7 +104,8 @@ class InteractiveChannel:
             return ChannelResult.infra_error(f"browser error during interaction: {str(exc).splitlines()[0]}")
         payload = {"agent": report.agent, "budget": report.budget, "labeled": report.labeled,
                    "plan": report.plan, "stopped": report.stopped, "scored": len(report.scored),
-                   "steps": [s.model_dump(mode="json", exclude_none=True) for s in report.steps]}
+                   "steps": [s.model_dump(mode="json", exclude_none=True) for s in report.steps],
+                   "page_errors": _thrown_since(rendering, live)}
         if report.usage:
             payload["usage"] = report.usage
         if not report.scored:

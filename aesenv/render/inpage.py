@@ -1,0 +1,50 @@
+"""Our scripts inside the page, and the natives they read the page through.
+
+Every script we run in a page (the snapshot, the mobile probe, the labeler, the actor's probes)
+is written as `(N, arg) => ...`, where `N` is the set of DOM and JavaScript built-ins of
+`natives.js`: captured by the renderer's prelude before any script of the page ran, so nothing
+the page declares, patches or names in its markup changes what our scripts read (see
+`natives.js`). `in_page` turns such a script into the one-argument function Playwright's
+`evaluate` takes; on a page without the prelude the natives are taken at call time instead.
+Its argument and its answer cross as JSON strings (`ask`): Playwright's own serialization of
+objects, both ways, looks names up in the page, and a page's global `class Map` breaks it.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Any
+
+from playwright.async_api import Page
+
+KEY = "__aesenv__"
+NATIVES_JS = (resources.files("aesenv.render") / "natives.js").read_text()
+NATIVES = f"(window.{KEY} || ({NATIVES_JS})(window))"
+
+
+def in_page(script: str) -> str:
+    """`(json) => script(N, arg)`, answering in JSON: a script of ours as `page.evaluate` runs
+    it, given `to_page(arg)`."""
+    return f"(arg) => ((N) => N.reply(({script})(N, N.parse(arg))))({NATIVES})"
+
+
+def to_page(arg: Any) -> str:
+    """The argument of an `in_page` script, as it crosses."""
+    return json.dumps(arg)
+
+
+def from_page(answer: Any) -> Any:
+    """What an `in_page` script returned (None for nothing)."""
+    return json.loads(answer) if isinstance(answer, str) else None
+
+
+async def ask(page: Page, script: str, arg: Any = None) -> Any:
+    """Run an `in_page` script on `page` (unbounded: callers bound it) and return its answer."""
+    return from_page(await page.evaluate(script, to_page(arg)))
+
+
+def install_natives() -> str:
+    """The prelude's first statement: keep the natives where our scripts find them, on a
+    property of `window` the page cannot replace, delete or shadow."""
+    return f"Object.defineProperty(window, {KEY!r}, {{ value: ({NATIVES_JS})(window) }});"
