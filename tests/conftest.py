@@ -11,6 +11,21 @@ async def renderer():
         yield r
 
 
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def vendored():
+    """A renderer serving the installed vendored mirror, with deadlines that fit CDN-heavy pages."""
+    import pytest
+
+    from aesenv.render.vendor import VendorMirror
+
+    mirror = VendorMirror.default()
+    if not mirror.available:
+        pytest.skip("vendored mirror not installed: run `aesenv setup`")
+    config = RenderConfig(navigation_timeout_s=8, settle_timeout_s=4, snapshot_timeout_s=4, capture_timeout_s=8)
+    async with Renderer(config, resolvers=[mirror]) as r:
+        yield r
+
+
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
 async def bare_renderer():
     """A renderer with no vendored mirror: every foreign request is blocked."""

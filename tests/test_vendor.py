@@ -13,13 +13,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import pytest_asyncio
 from PIL import Image
 
-from aesenv.render import RenderConfig, Renderer, RequestOutcome
+from aesenv.render import RequestOutcome
 from aesenv.render.models import RequestEntry
 from aesenv.render.vendor import (Build, FontCssAsk, PackageAsk, VendorMirror, VersionSpec, _ByteCache,
                                   library_usage, parse_spec, parse_url, same_major)
+from support.dom import element_by_id
 
 REAL = VendorMirror.default()
 needs_mirror = pytest.mark.skipif(not REAL.available, reason="vendored mirror not installed: run `aesenv setup`")
@@ -408,17 +408,6 @@ def test_real_fonts():
 # end to end, with the real renderer
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="session")
-async def vendored():
-    if not REAL.available:
-        pytest.skip("vendored mirror not installed: run `aesenv setup`")
-    config = RenderConfig(navigation_timeout_s=8, settle_timeout_s=4, snapshot_timeout_s=4, capture_timeout_s=8)
-    async with Renderer(config, resolvers=[REAL]) as r:
-        yield r
-
-
-def _element(rendering, ident: str):
-    return next(e for e in rendering.elements if e.id == ident)
 
 
 def _canvas_pixels(rendering) -> tuple[int, float]:
@@ -451,20 +440,20 @@ TAILWIND_PAGE = """<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><t
 async def test_tailwind_play_cdn_page_is_styled(vendored, bare_renderer):
     r = await vendored.render(TAILWIND_PAGE)
     assert r.status.value == "ok" and not r.page_errors, r.page_errors
-    blue = _element(r, "blue")
+    blue = element_by_id(r, "blue")
     # Tailwind v4 defines its palette in OKLCH (blue-600 is oklch(54.6% 0.245 262.881)); the
     # snapshot reports it in sRGB.
     assert blue.own_background == "rgb(21, 93, 252)"
     assert blue.color == "rgb(255, 255, 255)" and blue.padding == [32.0] * 4 and blue.radius == 12
     assert blue.font_size == 24 and blue.font_weight == 700 and blue.shadow
-    assert _element(r, "primary").own_background == "rgb(225, 29, 72)"  # the v3 config shim
-    brand = _element(r, "brand")
+    assert element_by_id(r, "primary").own_background == "rgb(225, 29, 72)"  # the v3 config shim
+    brand = element_by_id(r, "brand")
     assert brand.own_background == "rgb(0, 170, 0)" and brand.color == "rgb(0, 0, 255)"
-    assert _element(r, "btn").own_background == "rgb(225, 29, 72)"
+    assert element_by_id(r, "btn").own_background == "rgb(225, 29, 72)"
     assert "@tailwindcss/browser@4" in _served(r)["https://cdn.tailwindcss.com/?plugins=forms"]
     # The same page without the mirror: the CDN is blocked and the div is unstyled.
     bare = await bare_renderer.render(TAILWIND_PAGE)
-    assert _element(bare, "blue").own_background == "" and _element(bare, "blue").padding == [0.0] * 4
+    assert element_by_id(bare, "blue").own_background == "" and element_by_id(bare, "blue").padding == [0.0] * 4
 
 
 THREE_UMD_PAGE = """<!DOCTYPE html><html><head><title>3d</title><style>body{margin:0}</style>
@@ -532,7 +521,7 @@ document.getElementById("out").textContent = "chart " + Chart.version;
 async def test_chartjs_page_draws(vendored):
     r = await vendored.render(CHART_PAGE)
     assert not r.page_errors, r.page_errors
-    assert _element(r, "out").text.startswith("chart 4.")
+    assert element_by_id(r, "out").text.startswith("chart 4.")
     distinct, lit = _canvas_pixels(r)
     assert distinct > 20 and lit > 0.05
     img = Image.open(io.BytesIO(r.full_page_png)).convert("RGB")
@@ -554,8 +543,8 @@ document.fonts.load("700 16px Inter").then((faces) => {
 
 async def test_google_fonts_inter_loads(vendored):
     r = await vendored.render(FONT_PAGE)
-    assert _element(r, "out").text == "loaded=1 check=true"
-    assert _element(r, "title").font_family == "Inter"
+    assert element_by_id(r, "out").text == "loaded=1 check=true"
+    assert element_by_id(r, "title").font_family == "Inter"
     detail = _served(r)
     css = next(v for k, v in detail.items() if k.startswith("https://fonts.googleapis.com/"))
     assert css.startswith("@fontsource/inter@") and "missing Lobster" in css
@@ -578,8 +567,8 @@ document.fonts.ready.then(() => Promise.all([document.fonts.load('900 48px "Font
 
 async def test_font_awesome_icons_render(vendored, bare_renderer):
     r = await vendored.render(FONT_AWESOME_PAGE)
-    assert _element(r, "out").text == "solid=true brands=true glyph=3"
-    house = _element(r, "house")
+    assert element_by_id(r, "out").text == "solid=true brands=true glyph=3"
+    house = element_by_id(r, "house")
     assert house.font_family == "Font Awesome 6 Free" and house.w > 30
     assert any(k.endswith("webfonts/fa-solid-900.woff2") for k in _served(r))
     # icon glyphs are drawn: the icon's box has dark pixels, which the blocked page lacks
@@ -621,8 +610,8 @@ ReactDOM.createRoot(document.getElementById("root")).render(<App />);
 
 async def test_common_libraries_load_together(vendored):
     r = await vendored.render(LIBRARIES_PAGE)
-    assert _element(r, "globals").text == "function,function,function,string,function,object,true"
-    assert _element(r, "app").text.startswith("React 18.3.1 says 3")
+    assert element_by_id(r, "globals").text == "function,function,function,string,function,object,true"
+    assert element_by_id(r, "app").text.startswith("React 18.3.1 says 3")
     assert r.metrics.canvases  # echarts drew its canvas
     usage = library_usage(r.requests)
     assert usage.blocked == []

@@ -16,14 +16,13 @@ from urllib.parse import urlsplit
 
 import numpy as np
 import pytest
-import pytest_asyncio
 from PIL import Image
 from pydantic import ValidationError
 
 from aesenv.node import catalog as cat
-from aesenv.render import RenderConfig, Renderer
 from aesenv.render.vendor import (LIBRARIES, Build, FontCssAsk, PackageAsk, VendorMirror, _family_key,
                                   libraries_from, parse_spec, parse_url)
+from support.dom import element_by_id
 
 CATALOG = cat.load_catalog()
 NODE_DIR = Path(str(resources.files("aesenv.node")))
@@ -217,17 +216,6 @@ def test_font_example_css_and_files_are_served(font, url):
 # end to end, with the real renderer
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="session")
-async def vendored():
-    if not REAL.available:
-        pytest.skip("vendored mirror not installed: run `aesenv setup`")
-    config = RenderConfig(navigation_timeout_s=8, settle_timeout_s=4, snapshot_timeout_s=4, capture_timeout_s=8)
-    async with Renderer(config, resolvers=[REAL]) as r:
-        yield r
-
-
-def _element(rendering, ident: str):
-    return next(e for e in rendering.elements if e.id == ident)
 
 
 def _canvas_rgb(rendering) -> np.ndarray:
@@ -261,9 +249,9 @@ async def test_chartjs_datalabels_page_draws_its_labels(vendored):
     without = await vendored.render(DATALABELS_PAGE % {"plugin": ""})
     for r in (with_labels, without):
         assert r.status.value == "ok" and not r.page_errors, r.page_errors
-    assert _element(with_labels, "out").text.startswith("chart 4.") and _element(with_labels, "out").text.endswith(
+    assert element_by_id(with_labels, "out").text.startswith("chart 4.") and element_by_id(with_labels, "out").text.endswith(
         "labels true")
-    assert _element(without, "out").text.endswith("labels false")
+    assert element_by_id(without, "out").text.endswith("labels false")
 
     def counts(rendering) -> tuple[int, int]:
         px = _canvas_rgb(rendering)
@@ -298,9 +286,9 @@ document.fonts.ready.then(() => Promise.all([document.fonts.load("24px 'Material
 async def test_material_icon_ligatures_render_as_glyphs(vendored, bare_renderer):
     """The icon endpoint's class rule and ligatures: the word `home` becomes one 24px glyph."""
     r = await vendored.render(MATERIAL_PAGE)
-    assert _element(r, "out").text == "icons true symbols true"
+    assert element_by_id(r, "out").text == "icons true symbols true"
     for ident in ("mi", "ms"):
-        icon = _element(r, ident)
+        icon = element_by_id(r, ident)
         assert icon.font_size == 24 and icon.w <= 26, (ident, icon.w)  # one glyph, not a word
     bare = await bare_renderer.render(MATERIAL_PAGE)
-    assert _element(bare, "mi").w > 30  # blocked: the word itself, in a text font
+    assert element_by_id(bare, "mi").w > 30  # blocked: the word itself, in a text font
