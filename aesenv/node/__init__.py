@@ -1,7 +1,8 @@
 """The pinned npm packages aesenv runs or serves: HTMLHint and the vendored CDN libraries.
 
-`package.json` and `package-lock.json` here are the single source of versions; `aesenv setup`
-installs them into `AESENV_HOME/node` with `npm ci`.
+What is carried, at which versions, is decided in `catalog.json` (see `catalog.py`), from which
+`package.json` is generated and `package-lock.json` locked; `aesenv setup` installs the lock into
+`AESENV_HOME/node` with `npm ci`.
 """
 
 from __future__ import annotations
