@@ -199,3 +199,22 @@ def test_worker_module_is_standalone():
     out = subprocess.run([sys.executable, "-I", "-S", "-c", f"import runpy; runpy.run_path({worker_module.__file__!r}, "
                           "run_name='not_main')"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
+
+
+async def test_a_font_cache_under_tmp_is_not_taken_for_a_jobs_leftover(tmp_path, monkeypatch):
+    """AESENV_HOME may live under /tmp, where the isolated worker's scratch tmpfs is mounted: the
+    font cache bound there belongs to the sandbox, and every job still runs (it used to be called
+    a job's leftover the sandbox could not remove, and every job failed)."""
+    from aesenv.sandbox import local
+
+    if not local.can_isolate()[0]:
+        pytest.skip(local.can_isolate()[1])
+    assert str(tmp_path).startswith(local.SCRATCH + "/")
+    monkeypatch.setattr(local, "MPL_CACHE", tmp_path / "matplotlib")
+    box = make_sandbox("local", workers=1)
+    try:
+        for _ in range(2):
+            run = await box.run_plot("import matplotlib.pyplot as plt\nplt.plot([1, 2])\n", {}, QUICK)
+            assert run.status is RunStatus.OK, run.reason
+    finally:
+        await box.close()

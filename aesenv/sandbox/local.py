@@ -129,7 +129,9 @@ class LocalSandbox(WarmPool):
             return [self.python, "-I", str(WORKER_SCRIPT), "--figure-meta", str(FIGURE_META),
                     "--scratch", os.path.join(self._scratch, str(slot.index))]
         python_dirs = _python_dirs(self.python)
-        keep = [path for path in python_dirs if path.startswith(SCRATCH + "/")]  # a venv in a /tmp checkout
+        # What is bound under the scratch tmpfs is not a job's leftover: a venv in a /tmp checkout,
+        # a font cache in an AESENV_HOME under /tmp.
+        keep = [path for path in (*python_dirs, str(MPL_CACHE)) if path.startswith(SCRATCH + "/")]
         return ["bwrap", *Policy.arguments(python_dirs), "--", self.python, "-I", WORKER_IN_SANDBOX,
                 "--figure-meta-source", FIGURE_META.read_text(), "--scratch", SCRATCH,
                 *(f"--wipe={path}" for path in Policy.WIPED), *(f"--keep={path}" for path in keep),
