@@ -44,7 +44,11 @@ def pipeline_config(*, judge: str | None = None, allow_offline_judge: bool = Fal
     before any sample is scored rather than masked sample by sample."""
     global _WARNED_OFFLINE
     judge = judge or default_judge()
-    options: dict[str, Any] = {k: v for k, v in (("samples", judge_samples), ("base_url", judge_base_url)) if v}
+    # The sampling and endpoint options are a VLM judge's; the offline judge is one deterministic
+    # answer from no server, so the config's `judge_samples: 1` next to `judge: offline` is moot.
+    vlm = judge.partition(":")[0] != "offline"
+    options: dict[str, Any] = {k: v for k, v in (("samples", judge_samples), ("base_url", judge_base_url))
+                               if v and vlm}
     if judge == "offline" and not allow_offline_judge:
         raise ValueError("training with the offline judge needs reward_kwargs.allow_offline_judge=true; "
                          + offline_judge_warning())
