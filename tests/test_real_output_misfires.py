@@ -90,6 +90,25 @@ async def test_a_contact_form_with_fields_named_like_dom_properties_gets_a_norma
     assert inter.status is ChannelStatus.OK and inter.raw >= 1, inter.payload
 
 
+SVG_CONTROLS = """<!doctype html><html><body><h1>Playlist</h1>
+<button id="play"><svg width="16" height="16" viewBox="0 0 16 16" tabindex="0" style="cursor:pointer">
+<path d="M4 2l10 6-10 6z"/></svg> Play</button>
+<svg width="200" height="60" onclick="document.getElementById('out').textContent = 'clicked'">
+<rect width="200" height="60" fill="#2563eb"/><text x="20" y="36" fill="#fff">Shuffle</text></svg>
+<math><mi>x</mi></math><p id="out"></p>
+<script>document.getElementById("play").onclick = () => document.getElementById("out").textContent = "playing";</script>
+</body></html>"""
+
+
+async def test_svg_and_mathml_elements_are_read_without_breaking_the_explorer(pipeline):
+    # HTMLElement's own getters (isContentEditable, style) throw "Illegal invocation" on SVG and
+    # MathML elements; read blindly, every page with an inline SVG icon lost its interactions.
+    record = (await pipeline.score(WEBSITE, SVG_CONTROLS)).record
+    inter = record.channels["interactive"]
+    assert inter.status is not ChannelStatus.INFRA_ERROR, inter.payload
+    assert inter.raw >= 1, inter.payload
+
+
 @pytest.mark.parametrize("name", sorted(HOSTILE_TO_OUR_SCRIPTS))
 async def test_our_in_page_scripts_do_not_trust_what_the_page_can_shadow(renderer, name):
     html = f"<!doctype html><html><body>{HOSTILE_TO_OUR_SCRIPTS[name]}</body></html>"

@@ -57,6 +57,8 @@
   const style = (el, pseudo) => { const cs = computed(global, el, pseudo); return (name) => propertyValue(cs, name); };
 
   const htmlTabIndex = getter(H, "tabIndex"), svgTabIndex = getter(S, "tabIndex");
+  const htmlContentEditable = getter(H, "isContentEditable");
+  const htmlStyle = getter(H, "style"), svgStyle = getter(S, "style");
   const htmlText = getter(H, "innerText"), textContent = getter(Nd, "textContent");
   const htmlFocus = method(H, "focus"), svgFocus = method(S, "focus");
   const htmlBlur = method(H, "blur"), svgBlur = method(S, "blur");
@@ -144,8 +146,10 @@
     })(),
     box, style,
     tabIndex: (el) => (isA(H, el) ? htmlTabIndex(el) : isA(S, el) ? svgTabIndex(el) : -1),
-    isContentEditable: getter(H, "isContentEditable"),
-    inlineStyle: getter(H, "style"), setStyle: method(proto("CSSStyleDeclaration"), "setProperty"),
+    // HTMLElement's own getters throw "Illegal invocation" on an SVG or MathML element: ask first.
+    isContentEditable: (el) => isA(H, el) && htmlContentEditable(el),
+    inlineStyle: (el) => (isA(H, el) ? htmlStyle(el) : isA(S, el) ? svgStyle(el) : undefined),
+    setStyle: method(proto("CSSStyleDeclaration"), "setProperty"),
     focus: (el, options) => (isA(H, el) ? htmlFocus(el, options) : isA(S, el) ? svgFocus(el, options) : undefined),
     blur: (el) => (isA(H, el) ? htmlBlur(el) : isA(S, el) ? svgBlur(el) : undefined),
     prop: (el, name) => { const entry = entryFor(el, name); return entry ? entry[1](el) : undefined; },
