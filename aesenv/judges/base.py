@@ -13,6 +13,17 @@ from aesenv.tasks import Task
 RUBRIC_MAX = {"alignment": 40.0, "aesthetics": 30.0, "structure": 30.0}
 
 
+def clamp(x: float, lo: float = 0.0, hi: float = 1.0) -> float:
+    return lo if x < lo else hi if x > hi else x
+
+
+def ramp(x: float, zero: float, full: float) -> float:
+    """0 at `zero`, 1 at `full`, linear between (either direction): how the judges turn a
+    measurement into a share of a sub-score's points."""
+    if full == zero:
+        return 1.0 if x >= full else 0.0
+    return clamp((x - zero) / (full - zero))
+
 class StaticJudgement(BaseModel):
     alignment: float = Field(ge=0, le=RUBRIC_MAX["alignment"])
     aesthetics: float = Field(ge=0, le=RUBRIC_MAX["aesthetics"])

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from aesenv.judges.base import RUBRIC_MAX, StaticJudgement
+from aesenv.judges.base import clamp as _clamp, ramp as _ramp
 from aesenv.judges.copy import (CopyProfile, copy_profile, full_coverage_at, prompt_terms, requested_content,
                                 stems_match, text_stems, tokens, verbatim_spans)
 from aesenv.judges.pixels import hues, loudness, scene_quality
@@ -59,17 +60,6 @@ DEFAULT_SERIF = frozenset({"times new roman", "times", "serif", "liberation seri
 NOVELTY_FACES = frozenset({"comic sans ms", "comic sans", "comic neue", "papyrus", "chalkduster", "jokerman",
                            "curlz mt", "brush script mt", "brush script", "bradley hand", "marker felt", "impact",
                            "cursive", "fantasy"})
-
-
-def _clamp(x: float, lo: float = 0.0, hi: float = 1.0) -> float:
-    return lo if x < lo else hi if x > hi else x
-
-
-def _ramp(x: float, zero: float, full: float) -> float:
-    """0 at `zero`, 1 at `full`, linear between (either direction)."""
-    if full == zero:
-        return 1.0 if x >= full else 0.0
-    return _clamp((x - zero) / (full - zero))
 
 
 def parse_color(value: str) -> tuple[float, float, float, float] | None:
@@ -846,11 +836,7 @@ def _m_palette(p: _Page) -> dict[str, Any]:
     hue_count = 0
     hues_hist: list[float] = []
     if chromatic.any():
-        c = px[chromatic].astype(np.float64)
-        r, g, b = c[:, 0], c[:, 1], c[:, 2]
-        cmax, cmin = c.max(axis=1), c.min(axis=1)
-        d = np.maximum(cmax - cmin, 1e-9)
-        h = np.where(cmax == r, ((g - b) / d) % 6, np.where(cmax == g, (b - r) / d + 2, (r - g) / d + 4)) * 60
+        h = hues(px[chromatic])[0]
         hist = np.bincount((h // 30).astype(int) % 12, minlength=12) / len(h)
         hues_hist = [round(float(x), 3) for x in hist]
         hue_count = int((hist >= 0.08).sum())

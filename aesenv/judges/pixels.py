@@ -14,11 +14,7 @@ from typing import Any
 
 import numpy as np
 
-
-def _ramp(x: float, zero: float, full: float) -> float:
-    if full == zero:
-        return 1.0 if x >= full else 0.0
-    return float(min(1.0, max(0.0, (x - zero) / (full - zero))))
+from aesenv.judges.base import ramp as _ramp
 
 
 def hues(px: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
