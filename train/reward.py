@@ -46,15 +46,15 @@ def pipeline_config(*, judge: str | None = None, allow_offline_judge: bool = Fal
     judge = judge or default_judge()
     # The sampling and endpoint options are a VLM judge's; the offline judge is one deterministic
     # answer from no server, so the config's `judge_samples: 1` next to `judge: offline` is moot.
-    vlm = judge.partition(":")[0] != "offline"
+    offline = judge == "offline"
     options: dict[str, Any] = {k: v for k, v in (("samples", judge_samples), ("base_url", judge_base_url))
-                               if v and vlm}
-    if judge == "offline" and not allow_offline_judge:
+                               if v and not offline}
+    if offline and not allow_offline_judge:
         raise ValueError("training with the offline judge needs reward_kwargs.allow_offline_judge=true; "
                          + offline_judge_warning())
     if problem := judge_setup_problem(judge, options):
         raise ValueError(problem)
-    if judge == "offline" and not _WARNED_OFFLINE:
+    if offline and not _WARNED_OFFLINE:
         _WARNED_OFFLINE = True
         log.warning("aesenv reward: %s", offline_judge_warning())
     optional: dict[str, Any] = {}
