@@ -26,7 +26,7 @@ from pydantic import BaseModel
 from tqdm import tqdm
 
 from aesenv.jsonl import dumps
-from aesenv.judges.client import Usage
+from aesenv.llm.client import Usage
 from aesenv.rewards import PipelineConfig, RewardPipeline, RewardRecord
 from aesenv.rewards.pipeline import Scored
 from aesenv.tasks import Task

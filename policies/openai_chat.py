@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from aesenv.envs.refine import task_request
-from aesenv.judges.client import ChatClient, ClientConfig, Usage
+from aesenv.llm.client import ChatClient, ClientConfig, Usage
 from aesenv.tasks import Task
 from policies.base import register_policy
 

@@ -9,7 +9,7 @@ from PIL import Image
 
 from aesenv.artifact import extract_artifact
 from aesenv.judges import make_judge
-from aesenv.judges.client import ChatClient, ClientConfig
+from aesenv.llm.client import ChatClient, ClientConfig
 from aesenv.render.models import PageMetrics, Rendering, RenderStatus
 from aesenv.rewards import ChannelStatus, Evidence
 from aesenv.rewards.aggregate import aescode_scores

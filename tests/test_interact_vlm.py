@@ -6,7 +6,7 @@ import pytest
 
 from aesenv.artifact import extract_artifact
 from aesenv.interact.vlm_agent import VlmAgent
-from aesenv.judges.client import ChatClient, ClientConfig
+from aesenv.llm.client import ChatClient, ClientConfig
 from aesenv.rewards import ChannelStatus, PipelineConfig
 from aesenv.rewards.channel import Evidence
 from aesenv.rewards.interactive import InteractiveChannel

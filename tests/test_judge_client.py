@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 from pydantic import BaseModel, Field
 
-from aesenv.judges.client import ChatClient, ClientConfig, JudgeError, extract_json_object, image_part
+from aesenv.llm.client import ChatClient, ClientConfig, JudgeError, extract_json_object, image_part
 from support.openai_server import answer, choices, drop, http_error, slow
 
 API_KEY = "sk-test-0123456789abcdefSECRET"

@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from aesenv.judges import make_judge
-from aesenv.judges.client import ChatClient, ClientConfig, JudgeError
+from aesenv.llm.client import ChatClient, ClientConfig, JudgeError
 from aesenv.judges.vlm import PROMPT_SHA256, VlmJudgeConfig, VlmStaticJudge
 from aesenv.lint.htmlhint import HtmlHint
 from aesenv.render.models import PageMetrics, Rendering, RenderStatus

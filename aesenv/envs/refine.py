@@ -51,7 +51,7 @@ from aesenv.envs.base import AesEnv, AsyncAesEnv, TaskSource, deterministic_view
 from aesenv.envs.spaces import UnicodeText
 from aesenv.envs.tools import (TOOLS, ActionError, Intake, ToolCall, ToolError, Workspace, parse_action,
                                parse_text_action, shown, text_form_help)
-from aesenv.judges.client import image_part
+from aesenv.llm.client import image_part
 from aesenv.plots.plotly_png import with_plotly_pngs
 from aesenv.plots.prompt import plot_request
 from aesenv.render import LivePage, Rendering, RenderStatus, RequestOutcome

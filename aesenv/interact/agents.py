@@ -36,7 +36,7 @@ def _offline(_: str, budget: int, **options: Any) -> Interactor:
 @INTERACTORS.register("openai")
 def _openai(model: str, budget: int, **options: Any) -> Interactor:
     from aesenv.interact.vlm_agent import VlmAgent
-    from aesenv.judges.client import ChatClient, ClientConfig
+    from aesenv.llm.client import ChatClient, ClientConfig
 
     if not model:
         raise ValueError("name the model: openai:<model>")

@@ -22,7 +22,7 @@ from aesenv.interact.acting import ActionFailed, Actor, Measured
 from aesenv.interact.explorer import step_record
 from aesenv.interact.labeling import draw_marks, label
 from aesenv.interact.models import Action, InteractionReport, Labeling, Step, Verdict
-from aesenv.judges.client import ChatClient, Usage, image_part
+from aesenv.llm.client import ChatClient, Usage, image_part
 from aesenv.render.live import LivePage, PageFault
 from aesenv.tasks import Category, Task
 

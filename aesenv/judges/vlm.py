@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from aesenv.judges.base import RUBRIC_MAX, StaticJudgement
-from aesenv.judges.client import ChatClient, ClientConfig, image_part
+from aesenv.llm.client import ChatClient, ClientConfig, image_part
 from aesenv.render.models import Rendering
 from aesenv.tasks import Category, Task
 

@@ -19,7 +19,7 @@ import statistics
 from typing import Any
 
 from aesenv.judges.base import StaticJudgement
-from aesenv.judges.client import ChatClient, image_part
+from aesenv.llm.client import ChatClient, image_part
 from aesenv.judges.vlm import RubricAnswer, check_total, judge_client
 from aesenv.sandbox.base import Figure
 from aesenv.tasks import Task

@@ -19,7 +19,7 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError
 
 from aesenv.interact.agents import Interactor, interactor_for, make_interactor
-from aesenv.judges.client import ClientConfig, JudgeError
+from aesenv.llm.client import ClientConfig, JudgeError
 from aesenv.render.live import PageFault
 from aesenv.render.models import RenderStatus
 from aesenv.rewards.channel import ChannelResult, ChannelStatus, Evidence, register_channel

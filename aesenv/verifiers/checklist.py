@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from aesenv.judges.client import ChatClient, image_part
+from aesenv.llm.client import ChatClient, image_part
 from aesenv.render.models import RenderStatus
 from aesenv.rewards.channel import ChannelResult, ChannelStatus, Evidence, register_channel
 from aesenv.tasks.model import ChecklistItem, Task
