@@ -14,6 +14,7 @@ import random
 import re
 from dataclasses import dataclass, field
 
+from aesenv.colour import contrast_ratio_scalar, luminance_scalar
 from aesenv.tasks import Category, Task
 from policies.base import register_policy
 
@@ -213,17 +214,11 @@ def mix(a: str, b: str, t: float) -> str:
 
 
 def luminance(hex_colour: str) -> float:
-    def chan(c: int) -> float:
-        s = c / 255
-        return s / 12.92 if s <= 0.03928 else ((s + 0.055) / 1.055) ** 2.4
-
-    r, g, b = (chan(c) for c in _rgb(hex_colour))
-    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+    return luminance_scalar(*_rgb(hex_colour))
 
 
 def contrast(a: str, b: str) -> float:
-    la, lb = sorted((luminance(a), luminance(b)), reverse=True)
-    return (la + 0.05) / (lb + 0.05)
+    return contrast_ratio_scalar(luminance(a), luminance(b))
 
 
 # --------------------------------------------------------------------------------------------

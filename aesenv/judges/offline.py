@@ -35,11 +35,14 @@ from typing import Any
 
 import numpy as np
 
-from aesenv.judges.base import RUBRIC_MAX, StaticJudgement
+from aesenv.colour import contrast_ratio, luminance
+from aesenv.judges.base import StaticJudgement
 from aesenv.judges.base import clamp as _clamp, ramp as _ramp
 from aesenv.judges.copy import (CopyProfile, copy_profile, full_coverage_at, prompt_terms, requested_content,
                                 stems_match, text_stems, tokens, verbatim_spans)
 from aesenv.judges.pixels import hues, loudness, scene_quality
+from aesenv.judges.rubric import PROXY_CEILING, assemble
+from aesenv.judges.rubric import metric as _metric
 from aesenv.render.models import DomElement, Rendering
 from aesenv.tasks import Category, Task
 
@@ -70,27 +73,6 @@ def parse_color(value: str) -> tuple[float, float, float, float] | None:
     a = m.group(4)
     alpha = 1.0 if a is None else (float(a[:-1]) / 100 if a.endswith("%") else float(a))
     return float(m.group(1)), float(m.group(2)), float(m.group(3)), alpha
-
-
-def _lin(c: np.ndarray | float) -> np.ndarray | float:
-    c = np.asarray(c, dtype=np.float64) / 255.0
-    return np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
-
-
-def luminance(rgb) -> np.ndarray | float:
-    """WCAG relative luminance of an (..., 3) array of 0-255 colours."""
-    arr = np.asarray(rgb, dtype=np.float64)
-    lin = _lin(arr)
-    return lin[..., 0] * 0.2126 + lin[..., 1] * 0.7152 + lin[..., 2] * 0.0722
-
-
-def contrast_ratio(l1, l2):
-    hi, lo = np.maximum(l1, l2), np.minimum(l1, l2)
-    return (hi + 0.05) / (lo + 0.05)
-
-
-def _metric(points: float, maximum: float, **details: Any) -> dict[str, Any]:
-    return {**details, "points": round(_clamp(points, 0.0, maximum), 2), "max": maximum}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -227,11 +209,6 @@ OFFLINE_FIDELITY = ("on aesenv's own fidelity benchmark (`aesenv bench fidelity`
                     "within-prompt rank correlation with human ratings was 0.06-0.28")
 
 
-# Measurements can show that a page is free of defects, not that it is excellent, so the proxy
-# never awards the rubric's top band (90–100, "outstanding"): every sub-score is scaled by this.
-PROXY_CEILING = 0.85
-
-
 class OfflineDesignJudge:
     """Deterministic design-metrics judge on the published 40/30/30 rubric."""
 
@@ -272,16 +249,7 @@ class OfflineDesignJudge:
             "mobile": _m_mobile(p),
             "integrity": _m_integrity(p),
         }
-        f = presence["factor"]
         copy = _bespoke_copy(task, p)
-        ceiling = copy["ceiling"]
-        a_sum = sum(m["points"] for m in alignment.values())
-        e_sum = sum(m["points"] for m in aesthetics.values()) * f
-        s_sum = sum(m["points"] for m in structure.values()) * f
-        a = round(ceiling * _clamp(a_sum, 0, RUBRIC_MAX["alignment"]), 2)
-        e = round(ceiling * _clamp(e_sum, 0, RUBRIC_MAX["aesthetics"]), 2)
-        s = round(ceiling * _clamp(s_sum, 0, RUBRIC_MAX["structure"]), 2)
-        total = round(a + e + s, 2)
         evidence = {
             "judge": f"{self.name}@{self.version}",
             "render_status": rendering.status.value,
@@ -291,29 +259,19 @@ class OfflineDesignJudge:
             "canvas": {"first_screen_share": round(p.canvas_share, 3), **p.scene},
             "proxy_ceiling": PROXY_CEILING,
             "copy": copy,
-            "alignment": alignment,
-            "aesthetics": aesthetics,
-            "structure": structure,
         }
-        return StaticJudgement(alignment=a, aesthetics=e, structure=s, total=total,
-                               rationale=_rationale(total, a, e, s, presence, copy, alignment, aesthetics, structure),
-                               evidence=evidence)
+        return assemble(alignment, aesthetics, structure, ceiling=copy["ceiling"], presence=presence["factor"],
+                        evidence=evidence, headline=lambda total, a, e, s: _headline(total, a, e, s, presence, copy))
 
 
-def _rationale(total, a, e, s, presence, copy, *groups) -> str:
-    lost = []
-    for group in groups:
-        for name, m in group.items():
-            lost.append((m["max"] - m["points"], name, m.get("note", "")))
-    lost.sort(key=lambda t: (-t[0], t[1]))
-    parts = [f"-{d:.1f} {name}" + (f" ({note})" if note else "") for d, name, note in lost[:3] if d >= 0.5]
+def _headline(total, a, e, s, presence, copy) -> str:
     head = f"offline design metrics (a proxy, not a designer; capped at {100 * copy['ceiling']:.0f}): " \
            f"{total:.1f}/100 = alignment {a:.1f}/40, aesthetics {e:.1f}/30, structure {s:.1f}/30."
     if copy["ceiling"] < PROXY_CEILING:
         head += f" Cap lowered from {100 * PROXY_CEILING:.0f}: the copy reads like a form letter ({copy['note']})."
     if presence["factor"] < 1:
         head += f" Aesthetics/structure scaled by {presence['factor']:.2f}: {presence['note']}."
-    return head + (" Biggest deductions: " + "; ".join(parts) + "." if parts else "")
+    return head
 
 
 # The lowest ceiling a form-letter page gets, as a share of PROXY_CEILING: about 68, below the

@@ -31,9 +31,12 @@ from typing import Any
 
 import numpy as np
 
-from aesenv.judges.base import RUBRIC_MAX, StaticJudgement
+from aesenv.colour import contrast_ratio, linearise, luminance
+from aesenv.judges.base import StaticJudgement
+from aesenv.judges.base import ramp as _ramp
 from aesenv.judges.copy import prompt_terms, stem, text_stems
-from aesenv.judges.offline import PROXY_CEILING, _clamp, _metric, _ramp, contrast_ratio, luminance
+from aesenv.judges.rubric import PROXY_CEILING, assemble
+from aesenv.judges.rubric import metric as _metric
 from aesenv.sandbox.base import Figure
 from aesenv.tasks import Task
 
@@ -138,8 +141,7 @@ def _rgb(hex_colour: str | None) -> np.ndarray | None:
 
 
 def _lab(rgb: np.ndarray) -> np.ndarray:
-    c = rgb / 255.0
-    c = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    c = linearise(rgb)
     xyz = c @ np.array([[0.4124, 0.2126, 0.0193], [0.3576, 0.7152, 0.1192], [0.1805, 0.0722, 0.9505]])
     xyz /= np.array([0.95047, 1.0, 1.08883])
     f = np.where(xyz > 0.008856, np.cbrt(xyz), 7.787 * xyz + 16 / 116)
@@ -676,26 +678,16 @@ class OfflinePlotJudge:
                      "empty_axes": _m_empty_axes(d), "space": _m_space(d)}
         # Nothing drawn means nothing to be well-designed about: no points for avoiding mistakes.
         presence = 1.0 if d.data_axes else 0.0
-        a = round(PROXY_CEILING * _clamp(sum(m["points"] for m in alignment.values()), 0, RUBRIC_MAX["alignment"]), 2)
-        e = round(PROXY_CEILING * presence * _clamp(sum(m["points"] for m in aesthetics.values()), 0,
-                                                     RUBRIC_MAX["aesthetics"]), 2)
-        s = round(PROXY_CEILING * presence * _clamp(sum(m["points"] for m in structure.values()), 0,
-                                                     RUBRIC_MAX["structure"]), 2)
-        total = round(a + e + s, 2)
         evidence = {"judge": f"{self.name}@{self.version}", "figures": [f.name for f in figures],
                     "geometry_measured": d.geometry, "presence": presence, "proxy_ceiling": PROXY_CEILING,
-                    "notes": d.notes, "alignment": alignment, "aesthetics": aesthetics, "structure": structure}
-        return StaticJudgement(alignment=a, aesthetics=e, structure=s, total=total,
-                               rationale=_rationale(total, a, e, s, presence, alignment, aesthetics, structure),
-                               evidence=evidence)
+                    "notes": d.notes}
+        return assemble(alignment, aesthetics, structure, ceiling=PROXY_CEILING, presence=presence,
+                        evidence=evidence, headline=lambda total, a, e, s: _headline(total, a, e, s, presence))
 
 
-def _rationale(total: float, a: float, e: float, s: float, presence: float, *groups: dict) -> str:
-    lost = sorted(((m["max"] - m["points"], name, m.get("note", "")) for g in groups for name, m in g.items()),
-                  key=lambda t: (-t[0], t[1]))
-    parts = [f"-{delta:.1f} {name}" + (f" ({note})" if note else "") for delta, name, note in lost[:3] if delta >= 0.5]
+def _headline(total: float, a: float, e: float, s: float, presence: float) -> str:
     head = (f"offline plot metrics (a proxy, not a reader; capped at {100 * PROXY_CEILING:.0f}): {total:.1f}/100 = "
             f"alignment {a:.1f}/40, aesthetics {e:.1f}/30, structure {s:.1f}/30.")
     if not presence:
         head += " Nothing was plotted, so aesthetics and structure score 0."
-    return head + (" Biggest deductions: " + "; ".join(parts) + "." if parts else "")
+    return head

@@ -17,79 +17,21 @@ import contextlib
 import logging
 import os
 import signal
-from pathlib import Path
+
+# Reading /proc lives in aesenv.procfs; these names stay importable from here.
+from aesenv.procfs import CLOCK_TICKS, PAGE_SIZE, cmdline_has, cpu_seconds, descendants, rss_bytes  # noqa: F401
 
 log = logging.getLogger(__name__)
-PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def _parent(pid: int) -> int | None:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return int(stat.rsplit(")", 1)[1].split()[1])
-
-
-def _children(parents: dict[int, int | None] | None = None) -> dict[int, list[int]]:
-    """Parent → children over all live processes. With `parents` (a pid → ppid memo that this
-    call keeps current), only processes not seen before are read: a sweep on a busy machine
-    then costs one directory listing instead of a file read per process."""
-    memo: dict[int, int | None] = {} if parents is None else parents
-    alive = {int(name) for name in os.listdir("/proc") if name.isdigit()}
-    for gone in memo.keys() - alive:
-        del memo[gone]
-    tree: dict[int, list[int]] = {}
-    for pid in alive:
-        if pid not in memo:
-            memo[pid] = _parent(pid)
-        ppid = memo[pid]
-        if ppid is not None:
-            tree.setdefault(ppid, []).append(pid)
-    return tree
-
-
-def descendants(pid: int, parents: dict[int, int | None] | None = None) -> list[int]:
-    tree, out, stack = _children(parents), [], [pid]
-    while stack:
-        for child in tree.get(stack.pop(), []):
-            out.append(child)
-            stack.append(child)
-    return out
-
-
-def rss_bytes(pid: int) -> int:
-    try:
-        return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE_SIZE
-    except (OSError, IndexError, ValueError):
-        return 0
 
 
 def is_renderer(pid: int) -> bool:
-    return _has_flag(pid, b"--type=renderer")
-
-
-def _has_flag(pid: int, flag: bytes) -> bool:
-    try:
-        return flag in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
-
-
-def cpu_seconds(pid: int) -> float:
-    """User and system CPU time of `pid` so far (0 once it is gone)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-    except (OSError, IndexError, ValueError):
-        return 0.0
+    return cmdline_has(pid, b"--type=renderer")
 
 
 def gpu_cpu_seconds(parents: dict[int, int | None] | None = None) -> float:
     """CPU time used so far by the Chromium GPU processes below this process."""
     return sum(cpu_seconds(pid) for pid in descendants(os.getpid(), parents)
-               if _has_flag(pid, b"--type=gpu-process"))
+               if cmdline_has(pid, b"--type=gpu-process"))
 
 
 class MemoryWatchdog:

@@ -637,6 +637,15 @@ def valid_figure(figure: object) -> bool:
     return True
 
 
+def stat_fields(pid: int | str) -> list[str]:
+    """The fields of /proc/<pid>/stat after the command name, which may contain spaces and
+    parentheses (so they start after the last ")"): [1] ppid, [3] session. OSError once the
+    process is gone. The same as aesenv.procfs.stat_fields, which this standalone script
+    cannot import (it is shipped alone: a bound file, or `python -c` source)."""
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()
+
+
 def children() -> list[int]:
     """Our direct children (orphans of a job are re-parented to us as subreaper)."""
     me = str(os.getpid())
@@ -644,8 +653,7 @@ def children() -> list[int]:
     for name in os.listdir("/proc"):
         if name.isdigit():
             try:
-                with open(f"/proc/{name}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
+                fields = stat_fields(name)
             except OSError:
                 continue
             if fields[1] == me:
@@ -762,10 +770,8 @@ class JobMemory:
                 if self.uid is not None:
                     if int(status["Uid"].split()[0]) != self.uid:
                         continue
-                else:
-                    with open(f"/proc/{pid}/stat") as f:
-                        if int(f.read().rsplit(")", 1)[1].split()[3]) != self.pid:
-                            continue
+                elif int(stat_fields(pid)[3]) != self.pid:
+                    continue
             except (OSError, ValueError, IndexError, KeyError):
                 continue
             yield pid, status
