@@ -12,6 +12,7 @@ from importlib import metadata
 from pathlib import Path
 
 import aesenv
+from aesenv.kinds import env_ids
 
 
 def _cmd_setup(args: argparse.Namespace) -> int:
@@ -176,8 +177,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from aesenv.render import RenderConfig
     from aesenv.rewards import PipelineConfig
     from aesenv.runner import run_and_report
+    from aesenv.policy import make_policy
     from aesenv.tasks import load_tasks
-    from policies import make_policy
 
     tasks = load_tasks(args.tasks)[: args.limit or None]
     policy = make_policy(args.policy)
@@ -192,14 +193,14 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from aesenv.envs.refine import REFINE_ENVS, RefineBudget
+    from aesenv.envs import make_core
+    from aesenv.envs.refine import RefineBudget
+    from aesenv.policy import Agent, make_policy
     from aesenv.render import RenderConfig
     from aesenv.rewards import PipelineConfig
     from aesenv.tasks import Task
-    from aesenv.trajectory import Agent, run_episode, write_trajectory
-    from policies import make_policy
+    from aesenv.trajectory import run_episode, write_trajectory
 
-    env_class = REFINE_ENVS[args.env]
     policy = make_policy(args.policy)
     if not isinstance(policy, Agent):
         raise ValueError(f"policy {policy.name!r} answers single turns only; refine episodes need an agent "
@@ -214,7 +215,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     budget = RefineBudget(max_turns=args.max_turns, max_wall_s=args.max_wall_s)
 
     async def go():
-        env = env_class(tasks, config=config, budget=budget)
+        env = make_core(args.env, tasks, config=config, budget=budget)
         try:
             return await run_episode(env, policy, task=task, seed=args.seed)
         finally:
@@ -234,22 +235,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0 if trajectory.reward is not None and not trajectory.error else 3
 
 
-# `aesenv bench NAME ARGS...` runs `benchmarks.<module>.main(ARGS)`.
-BENCHMARKS = {
-    "perf": "benchmarks.perf",
-    "degradation": "benchmarks.degradation",
-    "fidelity": "benchmarks.fidelity",
-    "interactions": "benchmarks.interaction_accuracy",
-    "plots": "benchmarks.plots",
-    "refine": "benchmarks.refine_latency",
-    "verifiers": "benchmarks.verifier_matrix",
-    "plot-degradation": "benchmarks.plot_degradation",
-    "opendesign": "benchmarks.opendesign",
-    "pandasplotbench": "benchmarks.pandasplotbench",
-    "compare": "benchmarks.compare",
-    "security": "benchmarks.security",
-    "isolation": "benchmarks.isolation_cost",
-}
+BENCHMARK_ENTRY_POINTS = "aesenv.benchmarks"
+
+
+def benchmarks() -> dict[str, metadata.EntryPoint]:
+    """`aesenv bench NAME ARGS...` runs the `main(ARGS)` an `aesenv.benchmarks` entry point names."""
+    return {ep.name: ep for ep in metadata.entry_points(group=BENCHMARK_ENTRY_POINTS)}
 
 
 def _cmd_sandbox(args: argparse.Namespace) -> int:
@@ -264,10 +255,7 @@ def _cmd_sandbox(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    import importlib
-
-    module = importlib.import_module(BENCHMARKS[args.benchmark])
-    return int(module.main(args.rest) or 0)
+    return int(benchmarks()[args.benchmark].load()(args.rest) or 0)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -325,7 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="drive a multi-turn refine episode with an agent; record the trajectory "
                                    "and an HTML timeline (timeline.html)")
-    p.add_argument("--env", default="AesWebRefine-v0", choices=["AesWebRefine-v0", "AesPlotRefine-v0"])
+    p.add_argument("--env", default="AesWebRefine-v0", choices=env_ids("refine"))
     p.add_argument("--policy", required=True, help="openai:<model> (OPENAI_BASE_URL, OPENAI_API_KEY), hf:<model>, repair")
     p.add_argument("--task", help="a Task JSON file, or a task id in --tasks (default: one picked by --seed)")
     p.add_argument("--tasks", help="task suite (default: the env's builtin suite)")
@@ -343,8 +331,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="rebuild even when an identical image exists")
     p.set_defaults(fn=_cmd_sandbox)
 
-    p = sub.add_parser("bench", help="run a benchmark: " + ", ".join(BENCHMARKS))
-    p.add_argument("benchmark", choices=sorted(BENCHMARKS))
+    names = sorted(benchmarks())
+    p = sub.add_parser("bench", help="run a benchmark: " + (", ".join(names) or "none installed (pip install -e .)"))
+    p.add_argument("benchmark", choices=names)
     p.add_argument("rest", nargs=argparse.REMAINDER, help="the benchmark's own arguments (e.g. --out DIR)")
     p.set_defaults(fn=_cmd_bench)
     return parser

@@ -14,7 +14,16 @@ class Registry(Generic[T]):
         self._items: dict[str, T] = {}
 
     def register(self, name: str) -> Callable[[T], T]:
+        """Register an item under `name` (as veRL's registries do): registering the same object
+        again is a no-op (say, a test fixture that registers per test), but a *different* object under a
+        taken name raises `ValueError`, so a plugin cannot silently replace a built-in (or another
+        plugin) and change what a config selects by name. Pick a new name instead."""
+
         def wrap(item: T) -> T:
+            current = self._items.get(name, item)
+            if current is not item:
+                raise ValueError(f"{self.kind} {name!r} is already registered to {_qualname(current)}; "
+                                 f"refusing to replace it with {_qualname(item)} (register it under another name)")
             self._items[name] = item
             return item
 
@@ -34,3 +43,9 @@ class Registry(Generic[T]):
 
     def __len__(self) -> int:
         return len(self._items)
+
+
+def _qualname(item: object) -> str:
+    module = getattr(item, "__module__", None) or type(item).__module__
+    name = getattr(item, "__qualname__", None) or f"<{type(item).__qualname__} instance>"
+    return f"{module}.{name}"

@@ -17,7 +17,7 @@ from typing import Any
 from PIL import Image
 
 from aesenv.rewards import RewardRecord
-from aesenv.runner import safe_name
+from aesenv.text import safe_name
 
 _STYLE = """
 body{font:15px/1.5 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;background:#f5f6f8;color:#1d2330}

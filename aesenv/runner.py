@@ -25,12 +25,16 @@ from typing import Any, Literal
 from pydantic import BaseModel
 from tqdm import tqdm
 
+from aesenv.envs.refine import AsyncRefineEnv
 from aesenv.jsonl import dumps
 from aesenv.llm.client import Usage
 from aesenv.rewards import PipelineConfig, RewardPipeline, RewardRecord
 from aesenv.rewards.pipeline import Scored
 from aesenv.tasks import Task
-from policies.base import Policy
+from aesenv.trajectory import run_episode, write_trajectory
+from aesenv.policy import Agent, Policy
+from aesenv.report import write_report
+from aesenv.text import safe_name
 
 GOOD_THRESHOLD = 75.0  # OpenDesign's "good rate": share of pages with static total >= 75
 RunMode = Literal["single", "refine"]
@@ -81,11 +85,7 @@ async def _answer_once(task: Task, policy: Policy, pipeline: RewardPipeline, _: 
 
 
 async def _refine_episode(task: Task, policy: Policy, pipeline: RewardPipeline, episodes: Path) -> Scored:
-    from aesenv.envs.refine import AsyncAesPlotRefineEnv, AsyncAesWebRefineEnv
-    from aesenv.trajectory import run_episode, write_trajectory
-
-    env_class = {"web": AsyncAesWebRefineEnv, "plot": AsyncAesPlotRefineEnv}[task.kind]
-    env = env_class([task], pipeline=pipeline)
+    env = AsyncRefineEnv([task], kind=task.kind, pipeline=pipeline)
     try:
         trajectory = await run_episode(env, policy, task=task)
     finally:
@@ -108,8 +108,6 @@ async def run_episodes(tasks: list[Task], policy: Policy, out_dir: str | Path, *
     if mode not in EPISODES:
         raise ValueError(f"unknown mode {mode!r}; available: {list(EPISODES)}")
     if mode == "refine":
-        from aesenv.trajectory import Agent
-
         if not isinstance(policy, Agent):
             raise ValueError(f"policy {policy.name!r} answers single turns only; refine mode needs an agent "
                              "(openai:<model>, hf:<model>, repair)")
@@ -157,10 +155,6 @@ async def run_episodes(tasks: list[Task], policy: Policy, out_dir: str | Path, *
     bar.close()
     final = _load_done(records_path)
     return [final[t.id] for t in tasks if t.id in final]
-
-
-def safe_name(task_id: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in task_id)[:120]
 
 
 def _mean(values: list[float]) -> float | None:
@@ -261,8 +255,6 @@ async def run_and_report(tasks: list[Task], policy: Policy, out_dir: str | Path,
                          references: dict[str, str] | None = None) -> dict[str, Any]:
     """`extend(records)` adds benchmark-specific keys to the summary; `references` maps a task id
     to a ground-truth image (a data URL) the report shows beside the answer."""
-    from aesenv.report import write_report
-
     start = time.perf_counter()
     records = await run_episodes(tasks, policy, out_dir, config=config, concurrency=concurrency, progress=progress,
                                  mode=mode, identity=identity)

@@ -17,22 +17,14 @@ import json
 import math
 import time
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from aesenv.envs.refine import AsyncRefineEnv
 from aesenv.jsonl import dumps
+from aesenv.policy import Agent
 from aesenv.tasks import Task
-
-
-@runtime_checkable
-class Agent(Protocol):
-    """A policy that acts in multi-turn episodes: the conversation in, one assistant message out."""
-
-    name: str
-
-    async def act(self, messages: list[dict], tools: list[dict] | None = None) -> dict: ...
 
 
 class StepRecord(BaseModel):

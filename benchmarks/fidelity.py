@@ -351,7 +351,7 @@ async def _score_page(page: FidelityPage, task: FidelityTask, renderer: Any, cha
     so blank and screenshot-less pages get exactly the reward pipeline's treatment."""
     from aesenv.artifact import extract_artifact
     from aesenv.render import RenderStatus
-    from aesenv.rewards.channel import ChannelStatus, Evidence
+    from aesenv.channels import ChannelStatus, Evidence
     from aesenv.tasks import Task
 
     artifact = extract_artifact(page.html)
@@ -383,7 +383,7 @@ async def score_corpus(corpus: Corpus, judge: Any, cache: ScoreCache, *, concurr
                        progress: bool = True, timeout_retries: int = 1) -> ScoreRun:
     """Score every page of the corpus: cached pages are read back, the rest rendered and judged."""
     from aesenv.render import RenderConfig, Renderer
-    from aesenv.rewards.static import StaticChannel
+    from aesenv.channels.static import StaticChannel
 
     judge_id = judge_identity(judge)
     run = ScoreRun()

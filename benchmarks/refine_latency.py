@@ -22,8 +22,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from aesenv.envs import make_core
 from aesenv.artifact import extract_artifact
-from aesenv.envs.refine import AsyncAesWebRefineEnv, RefineBudget
+from aesenv.envs.refine import RefineBudget
 from aesenv.tasks import load_tasks
 from policies.template import TemplatePolicy
 
@@ -45,7 +46,7 @@ def _stats(samples: list[float]) -> dict[str, float]:
 async def run_bench(steps: int, warmup: int = 2) -> dict:
     task = load_tasks("builtin:web")[0]
     page = extract_artifact(await TemplatePolicy().generate(task)).code.replace("</body>", f"{MARKERS[0]}</body>", 1)
-    env = AsyncAesWebRefineEnv([task], budget=RefineBudget(max_turns=warmup + steps + 2))
+    env = make_core("AesWebRefine-v0", [task], budget=RefineBudget(max_turns=warmup + steps + 2))
     step_ms, render_ms = [], []
     try:
         await env.reset(task=task.id)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from aesenv.envs.refine import task_request
+from aesenv.kinds import kind_of
 from aesenv.tasks import Task
 from policies.base import register_policy
 from policies.openai_chat import without_images
@@ -38,7 +38,7 @@ class HFPolicy:
         self.name = f"hf:{model}"
 
     async def generate(self, task: Task) -> str:
-        reply = await self.act([{"role": "user", "content": task_request(task)}])
+        reply = await self.act([{"role": "user", "content": kind_of(task).request(task)}])
         return reply["content"]
 
     async def act(self, messages: list[dict], tools: list[dict] | None = None) -> dict:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from aesenv.envs.refine import task_request
+from aesenv.kinds import kind_of
 from aesenv.llm.client import ChatClient, ClientConfig, Usage
 from aesenv.tasks import Task
 from policies.base import register_policy
@@ -62,7 +62,7 @@ class OpenAIChatPolicy:
         return self.client.usage
 
     async def generate(self, task: Task) -> str:
-        reply = await self.act([{"role": "user", "content": task_request(task)}])
+        reply = await self.act([{"role": "user", "content": kind_of(task).request(task)}])
         return reply.get("content") or ""
 
     async def act(self, messages: list[dict], tools: list[dict] | None = None) -> dict:

@@ -9,7 +9,8 @@ import json
 
 import pytest
 
-from aesenv.envs.refine import AsyncAesWebRefineEnv, RefineBudget
+from aesenv.envs import make_core
+from aesenv.envs.refine import RefineBudget
 from aesenv.envs.tools import TOOLS
 from aesenv.trajectory import Agent, run_episode
 from policies import make_policy
@@ -115,7 +116,7 @@ class _BuggyDraft:
 
 @pytest.mark.slow
 async def test_repair_agent_fixes_the_bug_and_submits(pipeline):
-    env = AsyncAesWebRefineEnv([TASK], pipeline=pipeline, budget=RefineBudget(max_turns=10))
+    env = make_core("AesWebRefine-v0", [TASK], pipeline=pipeline, budget=RefineBudget(max_turns=10))
     trajectory = await run_episode(env, _BuggyDraft(), task="cafe")
     names = [r["name"] for s in trajectory.steps for r in s.tool_results]
     assert names == ["write_file", "render", "view_file", "edit_file", "render", "submit"]
@@ -144,7 +145,7 @@ def _tiny_model(directory) -> str:
 async def test_hf_policy_drives_an_episode_step(tmp_path, pipeline):
     policy = make_policy(f"hf:{_tiny_model(tmp_path)}")
     policy.max_new_tokens = 8
-    env = AsyncAesWebRefineEnv([TASK], pipeline=pipeline, budget=RefineBudget(max_turns=1))
+    env = make_core("AesWebRefine-v0", [TASK], pipeline=pipeline, budget=RefineBudget(max_turns=1))
     messages, _ = await env.reset(task="cafe")
     reply = await policy.act(messages + [{"role": "user", "content": [{"type": "text", "text": "x"},
                                                                       {"type": "image_url", "image_url": {"url": "data:,"}}]}])

@@ -6,7 +6,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import aesenv  # noqa: F401 - registers the envs
-from aesenv.envs.web import AsyncAesWebEnv
+from aesenv.envs import make_core
 from aesenv.rewards import RewardRecord
 from aesenv.tasks import Task
 
@@ -61,9 +61,9 @@ def test_step_before_reset_is_a_clear_error():
 
 
 async def test_async_core_runs_inside_a_callers_event_loop(pipeline):
-    core = AsyncAesWebEnv([Task(id="t", prompt="A world clock widget.", category="UI Component")], pipeline=pipeline)
+    core = make_core("AesWeb-v0", [Task(id="t", prompt="A world clock widget.", category="UI Component")], pipeline=pipeline)
     obs, _ = await core.reset(core.tasks[0])
-    results = await asyncio.gather(*(AsyncAesWebEnv(core.tasks, pipeline=pipeline).reset(core.tasks[0])
+    results = await asyncio.gather(*(make_core("AesWeb-v0", core.tasks, pipeline=pipeline).reset(core.tasks[0])
                                      for _ in range(2)))
     assert all(r[0] == obs for r in results)
     _, reward, terminated, _, info = await core.step(PAGE)

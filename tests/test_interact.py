@@ -9,8 +9,8 @@ from aesenv.interact import Action, MarkKind, OfflineExplorer, draw_marks, label
 from aesenv.render import RenderStatus
 from aesenv.render.models import Rendering
 from aesenv.rewards import ChannelStatus
-from aesenv.rewards.channel import Evidence
-from aesenv.rewards.interactive import InteractiveChannel
+from aesenv.channels import Evidence
+from aesenv.channels.interactive import InteractiveChannel
 from aesenv.tasks import Task
 
 PAGES = Path(__file__).resolve().parents[1] / "benchmarks" / "interactions" / "pages"

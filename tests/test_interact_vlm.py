@@ -8,8 +8,8 @@ from aesenv.artifact import extract_artifact
 from aesenv.interact.vlm_agent import VlmAgent
 from aesenv.llm.client import ChatClient, ClientConfig
 from aesenv.rewards import ChannelStatus, PipelineConfig
-from aesenv.rewards.channel import Evidence
-from aesenv.rewards.interactive import InteractiveChannel
+from aesenv.channels import Evidence
+from aesenv.channels.interactive import InteractiveChannel
 from aesenv.tasks import Task
 
 PAGES = Path(__file__).resolve().parents[1] / "benchmarks" / "interactions" / "pages"

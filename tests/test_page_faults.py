@@ -10,8 +10,8 @@ from playwright.async_api import Error as PlaywrightError
 from aesenv.artifact import extract_artifact
 from aesenv.interact.models import InteractionReport
 from aesenv.rewards import ChannelStatus
-from aesenv.rewards.channel import Evidence
-from aesenv.rewards.interactive import InteractiveChannel
+from aesenv.channels import Evidence
+from aesenv.channels.interactive import InteractiveChannel
 from aesenv.tasks import Task
 
 UI = Task(id="ui", category="UI Component", prompt="A widget with a button.")

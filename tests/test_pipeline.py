@@ -96,7 +96,7 @@ class _SlowJudge:
 async def test_judge_failure_is_masked_and_voids_the_reward(renderer, judge):
     from aesenv.rewards import PipelineConfig
 
-    p = RewardPipeline(PipelineConfig(channel_timeout_s=2), renderer=renderer, judge=judge)
+    p = RewardPipeline(PipelineConfig(channel_timeout_s=2), renderer=renderer, judges={"web": judge})
     try:
         rec = (await p.score(TASK, CLEAN)).record
     finally:

@@ -15,13 +15,13 @@ from gymnasium.utils.env_checker import check_env
 from PIL import Image
 
 import aesenv  # noqa: F401 - registers the envs
+from aesenv.envs import make_core
 from aesenv.artifact import extract_artifact
-from aesenv.envs.plot import AsyncAesPlotEnv
 from aesenv.plots.plotly_png import with_plotly_pngs
 from aesenv.plots.vlm import COMPARE_PROMPT, RUBRIC_PROMPT, openai_plot_judge
 from aesenv.render import RenderConfig, Renderer
 from aesenv.rewards import ChannelStatus, Evidence, PipelineConfig, RewardPipeline, RewardRecord
-from aesenv.rewards.plot import PlotExecutionChannel
+from aesenv.channels.plot import PlotExecutionChannel
 from aesenv.sandbox import Figure, PlotRun, RunStatus, make_sandbox
 from aesenv.tasks import TaskLoadError, load_tasks
 from policies.plot_template import write_script
@@ -75,7 +75,7 @@ def test_pandasplotbench_rows_become_plot_tasks(tmp_path):
 
 def test_plot_env_refuses_web_tasks():
     with pytest.raises(ValueError, match="takes plot tasks"):
-        AsyncAesPlotEnv("builtin:web", pipeline=object())
+        make_core("AesPlot-v0", "builtin:web", pipeline=object())
 
 
 # ------------------------------------------------------------------------------------ channels
@@ -265,7 +265,7 @@ async def test_vlm_plot_judge_failure_masks_the_static_channel(openai_server, tm
     record = (await pipeline.score(LINE, answer(write_script(LINE)))).record
     await pipeline.sandbox.close()
     await pipeline.linter.close()
-    await pipeline.plot_judge.close()
+    await pipeline.judge("plot").close()
     assert record.channels["execution"].raw == 1.0
     assert record.channels["static"].status is ChannelStatus.INFRA_ERROR
     assert record.status == "infra_error" and record.reward is None

@@ -12,8 +12,8 @@ import pytest
 from aesenv.artifact import extract_artifact
 from aesenv.render import RenderConfig, Renderer
 from aesenv.rewards import ChannelStatus
-from aesenv.rewards.channel import Evidence
-from aesenv.rewards.interactive import InteractiveChannel
+from aesenv.channels import Evidence
+from aesenv.channels.interactive import InteractiveChannel
 from aesenv.tasks import Task
 
 WEBSITE = Task(id="contact", category="Website", prompt="A contact page for a design studio.")

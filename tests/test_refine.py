@@ -10,7 +10,8 @@ import gymnasium as gym
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from aesenv.envs.refine import AsyncAesPlotRefineEnv, AsyncAesWebRefineEnv, RefineBudget, parse_text_action, truncate
+from aesenv.envs import make_core
+from aesenv.envs.refine import RefineBudget, parse_text_action, truncate
 from aesenv.envs.tools import ActionError, ToolError, Workspace, parse_action
 from aesenv.tasks import Task
 from aesenv.trajectory import run_episode, write_trajectory
@@ -92,7 +93,7 @@ def test_truncate_marks_what_it_cut():
 
 @pytest.fixture
 async def web_env(pipeline):
-    env = AsyncAesWebRefineEnv([TASK], pipeline=pipeline, budget=RefineBudget(max_turns=8, max_observation_chars=2000))
+    env = make_core("AesWebRefine-v0", [TASK], pipeline=pipeline, budget=RefineBudget(max_turns=8, max_observation_chars=2000))
     yield env
     await env.close()
 
@@ -134,7 +135,7 @@ async def test_render_shows_the_error_and_potential_carries_forward(web_env):
 async def test_potential_is_the_share_of_requirements_met_and_is_remeasured_at_the_end(pipeline):
     task = Task(id="req", prompt=TASK.prompt, requirements=[{"type": "text_exact", "text": "Corner Cafe"},
                                                             {"type": "text_exact", "text": "Open daily"}])
-    env = AsyncAesWebRefineEnv([task], pipeline=pipeline)
+    env = make_core("AesWebRefine-v0", [task], pipeline=pipeline)
     await env.reset(task="req")
     await env.step({"name": "write_file", "arguments": {"path": "index.html", "content": BUGGY}})
     _, _, _, _, info = await env.step({"name": "render", "arguments": {}})
@@ -166,7 +167,7 @@ async def test_multi_file_pages_render_from_the_workspace(web_env):
 
 
 async def test_turn_budget_ends_and_scores_the_workspace(pipeline):
-    env = AsyncAesWebRefineEnv([TASK], pipeline=pipeline, budget=RefineBudget(max_turns=2))
+    env = make_core("AesWebRefine-v0", [TASK], pipeline=pipeline, budget=RefineBudget(max_turns=2))
     await env.reset(task="cafe")
     await env.step({"name": "write_file", "arguments": {"path": "index.html", "content": BUGGY.replace("documnet", "document")}})
     obs, reward, terminated, truncated, info = await env.step({"name": "view_file", "arguments": {"path": "index.html"}})
@@ -179,7 +180,7 @@ async def test_turn_budget_ends_and_scores_the_workspace(pipeline):
 
 async def test_plot_workspace_starts_with_the_data(pipeline):
     task = Task(id="p", kind="plot", prompt="Bar chart of sales by region", data_files={"data.csv": "region,sales\nN,3\nS,5\n"})
-    env = AsyncAesPlotRefineEnv([task], pipeline=pipeline)
+    env = make_core("AesPlotRefine-v0", [task], pipeline=pipeline)
     messages, _ = await env.reset(task="p")
     assert "data.csv" in messages[-1]["content"] and set(env.workspace.files) == {"data.csv"}
     obs, *_ = await env.step({"name": "view_file", "arguments": {"path": "data.csv"}})
@@ -219,7 +220,7 @@ async def test_scripted_model_fixes_a_js_bug_and_beats_its_first_draft(openai_se
         tool_calls(("render", {})),
         tool_calls(("submit", {})),
     )
-    env = AsyncAesWebRefineEnv([TASK], pipeline=pipeline)
+    env = make_core("AesWebRefine-v0", [TASK], pipeline=pipeline)
     policy = OpenAIChatPolicy("test-model", base_url=openai_server.url, api_key_env="AESENV_TEST_NO_KEY")
     try:
         trajectory = await run_episode(env, policy, task="cafe")
@@ -248,7 +249,7 @@ async def test_plot_episode_run_tool_and_repair_of_a_traceback(pipeline):
     from policies.repair import RepairPolicy
 
     task = Task(id="p", kind="plot", prompt="Bar chart of sales by region", data_files={"data.csv": "region,sales\nN,3\nS,5\n"})
-    env = AsyncAesPlotRefineEnv([task], pipeline=pipeline)
+    env = make_core("AesPlotRefine-v0", [task], pipeline=pipeline)
     await env.reset(task="p")
     obs, *_, info = await env.step({"name": "run", "arguments": {"command": "wc -l < data.csv > lines.txt; echo made"}})
     assert "made" in obs[0]["content"] and env.workspace.read("lines.txt").strip() == "3"
@@ -275,7 +276,7 @@ async def test_plot_episode_run_tool_and_repair_of_a_traceback(pipeline):
 
 
 async def test_wall_time_budget_and_a_failing_agent(pipeline):
-    env = AsyncAesWebRefineEnv([TASK], pipeline=pipeline, budget=RefineBudget(max_wall_s=1e-6))
+    env = make_core("AesWebRefine-v0", [TASK], pipeline=pipeline, budget=RefineBudget(max_wall_s=1e-6))
     await env.reset(task="cafe")
     _, _, terminated, truncated, info = await env.step({"name": "view_file", "arguments": {"path": "index.html"}})
     assert (terminated, truncated, info["end"]) == (False, True, "max_wall_s")
@@ -286,6 +287,6 @@ async def test_wall_time_budget_and_a_failing_agent(pipeline):
         async def act(self, messages, tools=None):
             raise ConnectionError("endpoint down")
 
-    trajectory = await run_episode(AsyncAesWebRefineEnv([TASK], pipeline=pipeline), Broken(), task="cafe")
+    trajectory = await run_episode(make_core("AesWebRefine-v0", [TASK], pipeline=pipeline), Broken(), task="cafe")
     assert trajectory.error == "agent broken failed: ConnectionError: endpoint down"
     assert trajectory.steps == [] and trajectory.reward is None

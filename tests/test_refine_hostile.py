@@ -12,7 +12,8 @@ import time
 import gymnasium as gym
 import pytest
 
-from aesenv.envs.refine import AsyncAesPlotRefineEnv, AsyncAesWebRefineEnv, RefineBudget
+from aesenv.envs import make_core
+from aesenv.envs.refine import RefineBudget
 from aesenv.envs.tools import MAX_FILE_BYTES, MAX_FILES, Workspace, parse_action, path_problem
 from aesenv.plots.judge import OfflinePlotJudge
 from aesenv.plots.evidence import screen
@@ -104,11 +105,11 @@ HOSTILE_ACTIONS = [
 ]
 
 
-@pytest.mark.parametrize("env_class, entry, content", [(AsyncAesWebRefineEnv, "index.html", PAGE),
-                                                        (AsyncAesPlotRefineEnv, "main.py", SCRIPT)])
-async def test_hostile_actions_are_observations_and_the_episode_goes_on(pipeline, env_class, entry, content):
-    task = WEB if env_class is AsyncAesWebRefineEnv else PLOT
-    env = env_class([task], pipeline=pipeline, budget=RefineBudget(max_turns=200))
+@pytest.mark.parametrize("env_id, entry, content", [("AesWebRefine-v0", "index.html", PAGE),
+                                                     ("AesPlotRefine-v0", "main.py", SCRIPT)])
+async def test_hostile_actions_are_observations_and_the_episode_goes_on(pipeline, env_id, entry, content):
+    task = WEB if env_id == "AesWebRefine-v0" else PLOT
+    env = make_core(env_id, [task], pipeline=pipeline, budget=RefineBudget(max_turns=200))
     await env.reset(task=task.id)
     files_before = dict(env.workspace.files)
     for action in HOSTILE_ACTIONS:
@@ -165,7 +166,7 @@ def test_workspace_take_is_the_gate_for_run_files():
 async def test_run_files_pass_the_gate_in_the_env(pipeline, monkeypatch):
     """A sandbox answer with names no real workspace has (absolute, '..', not UTF-8): the env
     takes only what is safe and says why for the rest."""
-    env = AsyncAesWebRefineEnv([WEB], pipeline=pipeline)
+    env = make_core("AesWebRefine-v0", [WEB], pipeline=pipeline)
     await env.reset(task="cafe")
 
     async def forged(argv, files, limits=None):
@@ -185,7 +186,7 @@ async def test_run_files_pass_the_gate_in_the_env(pipeline, monkeypatch):
 
 
 async def test_run_links_odd_names_and_huge_output(pipeline):
-    env = AsyncAesWebRefineEnv([WEB], pipeline=pipeline, budget=RefineBudget(max_observation_chars=6000))
+    env = make_core("AesWebRefine-v0", [WEB], pipeline=pipeline, budget=RefineBudget(max_observation_chars=6000))
     await env.reset(task="cafe")
     command = ("ln -s /etc/passwd link; ln -s .. up; mkdir d; ln -s / d/root; mkfifo fifo; "
                "printf x > \"$(printf 'bad\\377name')\"; printf y > \"d/$(printf '\\376\\375')\"; "
@@ -218,7 +219,7 @@ async def test_run_links_odd_names_and_huge_output(pipeline):
 
 
 async def test_binary_index_and_lone_surrogates_from_the_page(pipeline):
-    env = AsyncAesWebRefineEnv([WEB], pipeline=pipeline)
+    env = make_core("AesWebRefine-v0", [WEB], pipeline=pipeline)
     await env.reset(task="cafe")
     await step(env, call("run", command="head -c 3000 /dev/urandom > index.html; printf '\\0\\377\\376<p>' >> index.html"))
     assert len(env.workspace.files["index.html"]) == 3006
@@ -276,7 +277,7 @@ def test_absurd_plotly_json_is_a_problem_not_an_exception(kind):
 
 
 async def test_absurd_plotly_sizes_fail_the_answer_not_the_env(pipeline):
-    env = AsyncAesPlotRefineEnv([PLOT], pipeline=pipeline)
+    env = make_core("AesPlotRefine-v0", [PLOT], pipeline=pipeline)
     await env.reset(task="p")
     await step(env, call("write_file", path="main.py", content=absurd_script(sorted(ABSURD))))
     obs, _, _, _, info = await step(env, call("render"))

@@ -19,11 +19,11 @@ from hydra import compose, initialize_config_dir  # noqa: E402
 from verl import DataProto  # noqa: E402
 
 from aesenv.rewards import RewardRecord  # noqa: E402
-from aesenv.rewards.channel import ChannelResult, ChannelStatus  # noqa: E402
+from aesenv.channels import ChannelResult, ChannelStatus  # noqa: E402
 from aesenv.tasks import load_tasks  # noqa: E402
 from policies.template import TemplatePolicy  # noqa: E402
 from train import data as train_data  # noqa: E402
-from train.agent_loop import AGENT_NAME, REFINE_ENVS  # noqa: E402
+from train.agent_loop import AGENT_NAME, AesRefineAgentLoop  # noqa: E402
 from train.reward import close_pipelines  # noqa: E402
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "train" / "config"
@@ -235,6 +235,29 @@ def test_masked_gdpo_through_verls_compute_advantage_on_the_legacy_path():
                                rtol=1e-4)
 
 
+def test_verl_hands_channel_values_only_to_the_estimator_named_gdpo(monkeypatch):
+    """Why train.plugin wraps veRL's "gdpo" slot instead of registering masked GDPO under a name of
+    its own: an estimator under any other name never sees `non_tensor_batch` (the channel values),
+    and `register_adv_est` refuses a taken name. If this fails after a veRL upgrade, register masked
+    GDPO under its own name with `register_adv_est` and leave "gdpo" alone."""
+    from verl.trainer.config import AlgoConfig
+    from verl.trainer.ppo import core_algos
+    from verl.trainer.ppo.ray_trainer import compute_advantage
+
+    seen = {}
+
+    def probe(token_level_rewards, response_mask, **kwargs):
+        seen.update(kwargs)
+        return torch.zeros_like(token_level_rewards), torch.zeros_like(token_level_rewards)
+
+    monkeypatch.setitem(core_algos.ADV_ESTIMATOR_REGISTRY, "aes_probe", probe)
+    batch = advantage_batch([1.0, 2.0], ["g"] * 2, {"aes_static": [0.1, 0.2]})
+    compute_advantage(batch, adv_estimator="aes_probe", config=AlgoConfig(adv_estimator="aes_probe"))
+    assert "index" in seen and "non_tensor_batch" not in seen
+    with pytest.raises(ValueError, match="already been registered"):
+        core_algos.register_adv_est("gdpo")(probe)
+
+
 # -- the refine agent loop through veRL's agent-loop worker --------------------------------------
 
 def final_record() -> dict:
@@ -289,9 +312,17 @@ class FakeLLM:
         return TokenOutput(token_ids=ids, log_probs=[-0.5] * len(ids), stop_reason="completed")
 
 
+def serve_env(monkeypatch, env_class) -> None:
+    """The agent loop gets `env_class` for every env id (its one seam to the env registry)."""
+    async def make_env(self, env_id, task):
+        return env_class([task])
+
+    monkeypatch.setattr(AesRefineAgentLoop, "make_env", make_env)
+
+
 @pytest.fixture
-def fake_env():
-    REFINE_ENVS.register("FakeRefine-v0")(FakeRefineEnv)
+def fake_env(monkeypatch):
+    serve_env(monkeypatch, FakeRefineEnv)
     FakeRefineEnv.actions = []
     yield FakeRefineEnv
 
@@ -357,10 +388,10 @@ class BrokenRefineEnv(FakeRefineEnv):
         raise RuntimeError("renderer crashed")
 
 
-async def test_refine_agent_loop_masks_an_episode_whose_env_fails(tiny_model):
+async def test_refine_agent_loop_masks_an_episode_whose_env_fails(tiny_model, monkeypatch):
     from verl.utils import hf_tokenizer
 
-    REFINE_ENVS.register("BrokenRefine-v0")(BrokenRefineEnv)
+    serve_env(monkeypatch, BrokenRefineEnv)
     out = await run_refine_batch(tiny_model, FakeLLM(hf_tokenizer(tiny_model), ["render index.html"]), "BrokenRefine-v0")
     last = int(out.batch["attention_mask"][0, 256:].sum()) - 1
     assert math.isnan(out.batch["rm_scores"][0, last].item())  # masked, not a 0 that looks like a score

@@ -140,7 +140,7 @@ async def vlm_pipeline(renderer, make_vlm):
 
     def make(**judge_settings) -> RewardPipeline:
         config = PipelineConfig(channels=["execution", "static"])
-        pipeline = RewardPipeline(config, renderer=renderer, judge=make_vlm(**judge_settings), linter=linter)
+        pipeline = RewardPipeline(config, renderer=renderer, judges={"web": make_vlm(**judge_settings)}, linter=linter)
         pipelines.append(pipeline)
         return pipeline
 

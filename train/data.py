@@ -18,40 +18,26 @@ import random
 from pathlib import Path
 from typing import Any
 
-from aesenv.envs.refine import task_request
+from aesenv.kinds import kind_of
 from aesenv.tasks import Task, load_tasks
 
 SINGLE_TURN_AGENT = "single_turn_agent"
 REFINE_AGENT = "aesenv_refine"
 
-SYSTEM_PROMPTS = {
-    "web": ("You are an expert front-end developer and visual designer. Answer with one complete, "
-            "self-contained HTML document (inline CSS and JavaScript) in a single ```html code block. "
-            "It must render correctly in a browser without network access beyond well-known CDN "
-            "libraries, look polished, and make every interactive element work."),
-    "plot": ("You are an expert data-visualization engineer. Answer with one complete Python script in "
-             "a single ```python code block that draws the requested figure with matplotlib, seaborn or "
-             "plotly. The data files named in the task are in the working directory; do not download "
-             "anything and do not call plt.show()."),
-}
-ENV_IDS = {"web": ("AesWeb-v0", "AesWebRefine-v0"), "plot": ("AesPlot-v0", "AesPlotRefine-v0")}
-
 
 def chat_prompt(task: Task) -> list[dict[str, str]]:
-    """The single-turn chat prompt: our system prompt and the env's single-turn request."""
-    if task.kind not in SYSTEM_PROMPTS:
-        raise ValueError(f"task {task.id}: {task.kind!r} tasks have no training prompt yet")
-    return [{"role": "system", "content": SYSTEM_PROMPTS[task.kind]}, {"role": "user", "content": task_request(task)}]
+    """The single-turn chat prompt: the kind's system prompt and its single-turn request."""
+    return kind_of(task).chat_prompt(task)
 
 
 def to_row(task: Task, index: int, *, multi_turn: bool) -> dict[str, Any]:
-    single_env, refine_env = ENV_IDS[task.kind]
+    kind = kind_of(task)
     return {
         "data_source": f"aesenv/{task.kind}",
         "prompt": chat_prompt(task),
         "ability": "code",
         "reward_model": {"style": "rule", "ground_truth": ""},
-        "extra_info": {"index": index, "task_id": task.id, "env_id": refine_env if multi_turn else single_env,
+        "extra_info": {"index": index, "task_id": task.id, "env_id": kind.env_id("refine" if multi_turn else "single"),
                        "category": task.category.value, "task": task.model_dump_json()},
         "agent_name": REFINE_AGENT if multi_turn else SINGLE_TURN_AGENT,
     }

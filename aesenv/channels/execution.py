@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
+from aesenv.channels.base import Channel, ChannelContext, ChannelResult, ChannelStatus, Evidence
 from aesenv.lint.htmlhint import HtmlHint, HtmlHintUnavailable
-from aesenv.rewards.channel import ChannelResult, ChannelStatus, Evidence, register_channel
 
 
-@register_channel("execution")
-class ExecutionChannel:
+class ExecutionChannel(Channel):
     name = "execution"
+    failure_raw = -1.0
 
-    def __init__(self, linter: HtmlHint, **_: object) -> None:
+    def __init__(self, linter: HtmlHint) -> None:
         self.linter = linter
 
-    async def score(self, evidence: Evidence) -> ChannelResult:
+    @classmethod
+    def from_context(cls, context: ChannelContext) -> "ExecutionChannel":
+        return cls(context.linter)
+
+    async def measure(self, evidence: Evidence) -> ChannelResult:
         artifact = evidence.artifact
-        if not artifact.renderable:
-            return ChannelResult(status=ChannelStatus.FAILED, score=0.0, raw=-1.0,
-                                 payload={"reason": f"no HTML page: {artifact.reason or artifact.kind.value}"})
         try:
             result = await self.linter.lint(artifact.code)
         except HtmlHintUnavailable as exc:

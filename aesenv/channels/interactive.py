@@ -14,16 +14,19 @@ browser or judge failure on our side is an infra error (masked), never a 0.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from playwright.async_api import Error as PlaywrightError
 
 from aesenv.interact.agents import Interactor, interactor_for, make_interactor
 from aesenv.llm.client import ClientConfig, JudgeError
 from aesenv.render.live import PageFault
-from aesenv.render.models import RenderStatus
-from aesenv.rewards.channel import ChannelResult, ChannelStatus, Evidence, register_channel
+from aesenv.channels.base import Channel, ChannelContext, ChannelResult, ChannelStatus, Evidence, Need
+from aesenv.specs import parse_spec
 from aesenv.tasks import Category
+
+if TYPE_CHECKING:
+    from aesenv.rewards.config import PipelineConfig
 
 log = logging.getLogger(__name__)
 
@@ -35,21 +38,17 @@ INTERACTION_EXPECTED = frozenset({Category.GAME_DEV, Category.UI_COMPONENT, Cate
 PAGE_TIME_SHARE = 2 / 3
 
 
-def _failed(reason: str, **payload: Any) -> ChannelResult:
-    return ChannelResult(status=ChannelStatus.FAILED, score=0.0, raw=0.0, payload={"reason": reason, **payload})
-
-
 def _thrown_since(rendering: Any, live: Any) -> list[str]:
     """The uncaught errors the page threw while the agent used it (the render's own are in the
     record's rendering), so a record shows the page's faults next to the verdicts they cost."""
     return [e[:300] for e in live.page_errors[len(rendering.page_errors):]][:20]
 
 
-def _agent_spec(config: Any) -> tuple[str, int, dict[str, Any]]:
+def _agent_spec(config: "PipelineConfig") -> tuple[str, int, dict[str, Any]]:
     """(spec, budget, options). An agent that follows a VLM judge also takes the judge's client
     settings (base URL, key variable, timeouts), so `--judge-base-url` reaches both."""
     spec = interactor_for(config.judge, config.interactor)
-    if spec.partition(":")[0] == "offline":
+    if parse_spec(spec)[0] == "offline":
         return spec, config.interaction_budget, {}
     options = dict(config.interactor_options)
     if config.interactor is None:
@@ -58,48 +57,41 @@ def _agent_spec(config: Any) -> tuple[str, int, dict[str, Any]]:
     return spec, config.interaction_budget, options
 
 
-@register_channel("interactive")
-class InteractiveChannel:
+class InteractiveChannel(Channel):
     name = "interactive"
-    needs_live_page = True
+    needs = frozenset({Need.ARTIFACT, Need.RENDERING, Need.LIVE_PAGE})
 
-    def __init__(self, config: Any = None, agent: Interactor | None = None, **_: object) -> None:
+    def __init__(self, config: "PipelineConfig | None" = None, agent: Interactor | None = None) -> None:
         if agent is None:
             spec, budget, options = _agent_spec(config) if config is not None else ("offline", 3, {})
             agent = make_interactor(spec, budget, **options)
         self.agent = agent
         # The agent's own calls (a VLM agent's model calls, with every retry), then the page's time.
-        timeout_s = float(getattr(config, "channel_timeout_s", 60.0))
+        timeout_s = config.channel_timeout_s if config is not None else 60.0
         self.page_time_s = PAGE_TIME_SHARE * timeout_s
-        self.deadline_s: float = (getattr(agent, "deadline_s", None) or 0.0) + timeout_s
+        self.deadline_s = (getattr(agent, "deadline_s", None) or 0.0) + timeout_s
+
+    @classmethod
+    def from_context(cls, context: ChannelContext) -> "InteractiveChannel":
+        return cls(context.config)
 
     async def close(self) -> None:
         close_agent = getattr(self.agent, "close", None)  # a VLM agent holds an HTTP client
         if close_agent is not None:
             await close_agent()
 
-    async def score(self, evidence: Evidence) -> ChannelResult:
-        artifact, rendering, live = evidence.artifact, evidence.rendering, evidence.live
-        if not artifact.renderable:
-            return _failed(f"nothing to render: {artifact.reason or artifact.kind.value}")
-        if rendering is None or rendering.status is RenderStatus.INFRA_ERROR:
-            return ChannelResult.infra_error(f"render failed: {rendering.error if rendering else 'not rendered'}")
-        if live is None:
-            if rendering.status is RenderStatus.CRASHED:
-                return _failed(f"the page crashed before it could be used: {rendering.error}")
-            if rendering.status is RenderStatus.TIMEOUT:  # it hung on the way back to the judging size
-                return _failed(f"the page hung before it could be used: {rendering.error}")
-            return ChannelResult.infra_error("the rendered page was not kept open for interaction")
+    async def measure(self, evidence: Evidence) -> ChannelResult:
+        rendering, live = evidence.rendering, evidence.live
         try:
             with live.page_time(self.page_time_s):
                 report = await self.agent.explore(live, evidence.task)
         except JudgeError as exc:
             return ChannelResult.infra_error(f"interaction agent {self.agent.name} failed: {exc}")
         except PageFault as exc:  # an agent that does not end its episode on one itself
-            return _failed(f"{exc.stop}: {exc}", agent=self.agent.name, page_errors=_thrown_since(rendering, live))
+            return self.failed(f"{exc.stop}: {exc}", agent=self.agent.name, page_errors=_thrown_since(rendering, live))
         except PlaywrightError as exc:
             if live.trace.crashed:
-                return _failed("the page crashed while it was being used", agent=self.agent.name)
+                return self.failed("the page crashed while it was being used", agent=self.agent.name)
             log.warning("interaction failed on our side: %s", exc)
             return ChannelResult.infra_error(f"browser error during interaction: {str(exc).splitlines()[0]}")
         payload = {"agent": report.agent, "budget": report.budget, "labeled": report.labeled,
@@ -112,7 +104,7 @@ class InteractiveChannel:
             category = evidence.task.category
             if category not in INTERACTION_EXPECTED:
                 return ChannelResult.not_applicable(f"no interaction to score on a {category.value} page")
-            return _failed(f"no interaction to score ({report.labeled} elements labeled, {report.stopped}), and "
+            return self.failed(f"no interaction to score ({report.labeled} elements labeled, {report.stopped}), and "
                            f"a {category.value} page is expected to respond", **payload)
         raw = report.raw
         status = ChannelStatus.OK if raw > 0 else ChannelStatus.FAILED

@@ -14,9 +14,9 @@ import logging
 from typing import Any
 
 from aesenv.artifact import Artifact, ArtifactKind
+from aesenv.channels.base import Channel, ChannelContext, ChannelResult, ChannelStatus, Evidence, Need
 from aesenv.plots import PlotJudge
 from aesenv.plots.evidence import unusable_notes
-from aesenv.rewards.channel import PLOT_CHANNELS, ChannelResult, ChannelStatus, Evidence
 from aesenv.sandbox.base import PlotRun, RunStatus
 
 log = logging.getLogger(__name__)
@@ -24,10 +24,6 @@ log = logging.getLogger(__name__)
 # Top-level modules that count as plotting with an allowed library (pandas plots via matplotlib).
 ALLOWED_LIBRARIES = frozenset({"matplotlib", "seaborn", "plotly", "pandas"})
 TAIL_CHARS = 2000
-
-
-def _failed(raw: float, reason: str, **payload: Any) -> ChannelResult:
-    return ChannelResult(status=ChannelStatus.FAILED, score=0.0, raw=raw, payload={"reason": reason, **payload})
 
 
 def run_summary(run: PlotRun) -> dict[str, Any]:
@@ -46,22 +42,25 @@ def run_summary(run: PlotRun) -> dict[str, Any]:
     }
 
 
-def _unusable(evidence: Evidence, raw: float) -> ChannelResult | None:
-    """The shared verdicts of both channels before anything is measured, or None to go on."""
-    artifact, run = evidence.artifact, evidence.plot
-    if artifact.kind is not ArtifactKind.PYTHON:
-        return _failed(raw, f"no Python script: {artifact.reason or artifact.kind.value}")
-    if run is None:
-        return ChannelResult.infra_error("the script was not run")
-    if run.status is RunStatus.INFRA_ERROR:
-        return ChannelResult.infra_error(f"sandbox failed: {run.reason}", backend=run.backend)
-    if run.status is not RunStatus.OK:
-        return _failed(raw, f"the script did not finish ({run.status.value}): {run.reason}", **run_summary(run))
-    if not run.figures:
-        return _failed(raw, "the script ran but produced no figure", **run_summary(run))
-    if not usable_figures(run):
-        return _failed(raw, f"no usable figure: {_unusable_reason(run)}", **run_summary(run))
-    return None
+class PlotChannel(Channel):
+    """A channel over a plot script's sandbox run: both plot channels first agree on a run that
+    did not finish or left no usable figure (the answer's failure), then measure their own."""
+
+    needs = frozenset({Need.ARTIFACT, Need.SANDBOX_RUN})
+    reads = ArtifactKind.PYTHON
+
+    def _unmet(self, evidence: Evidence) -> ChannelResult | None:
+        verdict = super()._unmet(evidence)
+        if verdict is not None:
+            return verdict
+        run = evidence.plot
+        if run.status is not RunStatus.OK:
+            return self.failed(f"the script did not finish ({run.status.value}): {run.reason}", **run_summary(run))
+        if not run.figures:
+            return self.failed("the script ran but produced no figure", **run_summary(run))
+        if not usable_figures(run):
+            return self.failed(f"no usable figure: {_unusable_reason(run)}", **run_summary(run))
+        return None
 
 
 def usable_figures(run: PlotRun) -> list:
@@ -73,37 +72,32 @@ def _unusable_reason(run: PlotRun) -> str:
     return "; ".join(f"{f.name}: {f.meta.get('error', 'unusable')}" for f in run.figures[:3])[:500]
 
 
-@PLOT_CHANNELS.register("execution")
-class PlotExecutionChannel:
+class PlotExecutionChannel(PlotChannel):
     name = "execution"
+    failure_raw = -1.0
 
-    def __init__(self, **_: object) -> None:
-        pass
-
-    async def score(self, evidence: Evidence) -> ChannelResult:
-        verdict = _unusable(evidence, raw=-1.0)
-        if verdict is not None:
-            return verdict
+    async def measure(self, evidence: Evidence) -> ChannelResult:
         run = evidence.plot
         used = sorted(ALLOWED_LIBRARIES.intersection(run.imported))
         payload = {**run_summary(run), "allowed_libraries": sorted(ALLOWED_LIBRARIES), "used": used,
                    "passed": bool(used)}
         if not used:
-            return _failed(-1.0, f"no allowed plotting library imported (imported: {run.imported[:10]})", **payload)
+            return self.failed(f"no allowed plotting library imported (imported: {run.imported[:10]})", **payload)
         return ChannelResult(status=ChannelStatus.OK, score=1.0, raw=1.0, payload=payload)
 
 
-@PLOT_CHANNELS.register("static")
-class PlotStaticChannel:
+class PlotStaticChannel(PlotChannel):
     name = "static"
 
-    def __init__(self, plot_judge: PlotJudge, **_: object) -> None:
+    def __init__(self, plot_judge: PlotJudge) -> None:
         self.judge = plot_judge
+        self.deadline_s = getattr(plot_judge, "deadline_s", None)
 
-    async def score(self, evidence: Evidence) -> ChannelResult:
-        verdict = _unusable(evidence, raw=0.0)
-        if verdict is not None:
-            return verdict
+    @classmethod
+    def from_context(cls, context: ChannelContext) -> "PlotStaticChannel":
+        return cls(context.judge)
+
+    async def measure(self, evidence: Evidence) -> ChannelResult:
         try:
             judgement = await self.judge.judge(evidence.task, evidence.plot.figures)
         except Exception as exc:  # noqa: BLE001 - a judge failure must be masked, not scored

@@ -4,31 +4,28 @@ from __future__ import annotations
 
 import logging
 
+from aesenv.channels.base import Channel, ChannelContext, ChannelResult, ChannelStatus, Evidence, Need
 from aesenv.judges.base import StaticJudge
-from aesenv.render.models import RenderStatus
-from aesenv.rewards.channel import ChannelResult, ChannelStatus, Evidence, register_channel
 
 log = logging.getLogger(__name__)
 
 
-@register_channel("static")
-class StaticChannel:
+class StaticChannel(Channel):
     name = "static"
+    needs = frozenset({Need.ARTIFACT, Need.RENDERING})
 
-    def __init__(self, judge: StaticJudge, **_: object) -> None:
+    def __init__(self, judge: StaticJudge) -> None:
         self.judge = judge
-        self.deadline_s: float | None = getattr(judge, "deadline_s", None)
+        self.deadline_s = getattr(judge, "deadline_s", None)
 
-    async def score(self, evidence: Evidence) -> ChannelResult:
-        artifact, rendering = evidence.artifact, evidence.rendering
-        if not artifact.renderable:
-            return ChannelResult(status=ChannelStatus.FAILED, score=0.0, raw=0.0,
-                                 payload={"reason": f"nothing to render: {artifact.reason or artifact.kind.value}"})
-        if rendering is None or rendering.status is RenderStatus.INFRA_ERROR:
-            return ChannelResult.infra_error(f"render failed: {rendering.error if rendering else 'not rendered'}")
+    @classmethod
+    def from_context(cls, context: ChannelContext) -> "StaticChannel":
+        return cls(context.judge)
+
+    async def measure(self, evidence: Evidence) -> ChannelResult:
+        rendering = evidence.rendering
         if not rendering.has_screenshot:
-            return ChannelResult(status=ChannelStatus.FAILED, score=0.0, raw=0.0,
-                                 payload={"reason": f"the page produced no screenshot ({rendering.error})"})
+            return self.failed(f"the page produced no screenshot ({rendering.error})")
         try:
             judgement = await self.judge.judge(evidence.task, rendering)
         except Exception as exc:  # noqa: BLE001 - a judge failure must be masked, not scored

@@ -1,15 +1,24 @@
-"""Gymnasium registration of aesenv's environments (done on `import aesenv`)."""
+"""aesenv's environments: two generic classes, single-turn (`single`) and refine (`refine`), each
+parameterised by the artifact kind. Gymnasium ids come from the kinds (`aesenv.kinds`), registered
+with `register_kind`; `make_core` builds the async core behind an id, for callers that run an
+event loop (the runner, veRL's agent loop)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import gymnasium as gym
 
-ENV_IDS = {"AesWeb-v0": "aesenv.envs.web:AesWebEnv", "AesPlot-v0": "aesenv.envs.plot:AesPlotEnv",
-           "AesWebRefine-v0": "aesenv.envs.refine:AesWebRefineEnv",
-           "AesPlotRefine-v0": "aesenv.envs.refine:AesPlotRefineEnv"}
+from aesenv.envs.base import AsyncKindEnv
+from aesenv.kinds import env_ids, mode_of
 
 
-def register_envs() -> None:
-    for env_id, entry_point in ENV_IDS.items():
-        if env_id not in gym.registry:
-            gym.register(id=env_id, entry_point=entry_point, max_episode_steps=None)
+def make_core(env_id: str, tasks: Any = None, **options: Any) -> AsyncKindEnv:
+    """The async core of a registered env id, e.g. `make_core("AesPlotRefine-v0", [task], pipeline=p)`."""
+    kind, _ = mode_of(env_id)
+    facade = gym.spec(env_id).entry_point
+    facade_class = gym.envs.registration.load_env_creator(facade) if isinstance(facade, str) else facade
+    return facade_class.core_class(tasks, kind=kind, **options)
+
+
+__all__ = ["env_ids", "make_core"]

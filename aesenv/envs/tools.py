@@ -26,6 +26,8 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
+from aesenv.text import shown
+
 # name -> (description, {argument: description}); every argument is a required string.
 _TOOL_SPECS: dict[str, tuple[str, dict[str, str]]] = {
     "write_file": ("Create or overwrite a file in the workspace.",
@@ -140,20 +142,6 @@ def parse_text_action(text: str) -> dict[str, Any] | ActionError:
         if found is not None:
             arguments[arg] = _strip_one_newline(found)
     return {"name": name, "arguments": arguments}
-
-
-def shown(value: Any, limit: int = 120) -> str:
-    """A name or value as it can be shown to the policy and logged: bytes that are not UTF-8
-    (surrogate-escaped, as `os.fsdecode` gives them) as `\\xNN`, other unprintable characters
-    (controls, lone surrogates) escaped, and at most `limit` characters."""
-    text = value if isinstance(value, str) else repr(value)
-    try:
-        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    except UnicodeEncodeError:  # a surrogate outside the escape range: escaped below
-        pass
-    if not text.isprintable():
-        text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _checked(name: Any, arguments: Any, call_id: str = "") -> ToolCall | ActionError:

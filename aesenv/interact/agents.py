@@ -7,6 +7,7 @@ from typing import Any, Protocol
 
 from aesenv.interact.models import InteractionReport
 from aesenv.registry import Registry
+from aesenv.specs import build_from_spec, parse_spec
 from aesenv.render.live import LivePage
 from aesenv.tasks import Task
 
@@ -44,8 +45,7 @@ def _openai(model: str, budget: int, **options: Any) -> Interactor:
 
 
 def make_interactor(spec: str, budget: int = 3, **options: Any) -> Interactor:
-    name, _, arg = spec.partition(":")
-    return INTERACTORS[name](arg, budget, **options)
+    return build_from_spec(INTERACTORS, spec, budget, **options)
 
 
 def interactor_for(judge_spec: str, interactor: str | None) -> str:
@@ -53,4 +53,4 @@ def interactor_for(judge_spec: str, interactor: str | None) -> str:
     (a VLM judge brings the VLM agent), else the offline explorer."""
     if interactor:
         return interactor
-    return judge_spec if judge_spec.partition(":")[0] in INTERACTORS else "offline"
+    return judge_spec if parse_spec(judge_spec)[0] in INTERACTORS else "offline"

@@ -1,4 +1,4 @@
-"""Static judges, built from a spec string: `offline` or `openai:<model>` (a VLM).
+"""The web kind's static judges, built from a spec string: `offline` or `openai:<model>` (a VLM).
 
 Which one a run uses is a choice with consequences. The offline judge is deterministic, free and
 needs no server, which is what tests, smoke runs and laptops want; measured against designers'
@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from aesenv.registry import Registry
+from aesenv.specs import build_from_spec, parse_spec
 from aesenv.judges.base import RUBRIC_MAX, StaticJudge, StaticJudgement
 
 JudgeFactory = Callable[..., StaticJudge]  # (spec argument, **options)
@@ -60,7 +61,7 @@ def offline_judge_warning() -> str:
 def judge_setup_problem(spec: str, options: dict[str, Any] | None = None) -> str | None:
     """Why `spec` cannot work on this machine as configured (None when it can): a VLM judge with
     no endpoint and no key would send every page to api.openai.com and mask them all."""
-    name, _, model = spec.partition(":")
+    name, model = parse_spec(spec)
     if name not in JUDGES:
         return f"unknown judge {spec!r}; available: {list(JUDGES)}"
     if name != "openai":
@@ -76,10 +77,7 @@ def judge_setup_problem(spec: str, options: dict[str, Any] | None = None) -> str
 
 def make_judge(spec: str, **options: Any) -> StaticJudge:
     """`offline`, or `openai:<model>` with options such as base_url=..., samples=3."""
-    name, _, arg = spec.partition(":")
-    if name not in JUDGES:
-        raise ValueError(f"unknown judge {spec!r}; available: {list(JUDGES)}")
-    return JUDGES[name](arg, **options)
+    return build_from_spec(JUDGES, spec, **options)
 
 
 __all__ = ["DEFAULT_VLM_JUDGE", "JUDGES", "RUBRIC_MAX", "StaticJudge", "StaticJudgement", "default_judge",

@@ -1,6 +1,6 @@
 """Plots: the figure description that runs inside the sandbox, and the plot judges.
 
-Plot judges are built from the same spec string as page judges (`PipelineConfig.judge`):
+The plot kind's judges are built from the same spec string as page judges (`PipelineConfig.judge`):
 `offline` (default, `judge.OfflinePlotJudge`) or `openai:<model>` (`vlm.VlmPlotJudge`, which
 compares against the task's ground-truth image when there is one).
 """
@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from aesenv.judges.base import StaticJudgement
 from aesenv.registry import Registry
+from aesenv.specs import build_from_spec
 from aesenv.sandbox.base import Figure
 from aesenv.tasks import Task
 
@@ -48,10 +49,7 @@ def _openai(model: str, **options: Any) -> PlotJudge:
 
 
 def make_plot_judge(spec: str, **options: Any) -> PlotJudge:
-    name, _, arg = spec.partition(":")
-    if name not in PLOT_JUDGES:
-        raise ValueError(f"unknown plot judge {spec!r}; available: {list(PLOT_JUDGES)}")
-    return PLOT_JUDGES[name](arg, **options)
+    return build_from_spec(PLOT_JUDGES, spec, **options)
 
 
 __all__ = ["PLOT_JUDGES", "PlotJudge", "make_plot_judge"]

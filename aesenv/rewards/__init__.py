@@ -1,13 +1,11 @@
-"""Reward channels, aggregators and the pipeline that runs them."""
+"""Reward pipeline, aggregators and records. The channel contract is `aesenv.channels`; which
+channels and judges a task kind offers is the kind's (`aesenv.kinds`)."""
 
-from aesenv.rewards import execution, interactive, plot, static  # noqa: F401 - registers the channels
+from aesenv.channels import Channel, ChannelResult, ChannelStatus, Evidence
 from aesenv.rewards.aggregate import AGGREGATORS, PAPER_WEIGHTS, register_aggregator
-from aesenv.rewards.channel import CHANNELS, ChannelResult, ChannelStatus, Evidence, RewardChannel, register_channel
-from aesenv.rewards.pipeline import PipelineConfig, RewardPipeline, Scored
+from aesenv.rewards.config import PipelineConfig
+from aesenv.rewards.pipeline import RewardPipeline, Scored
 from aesenv.rewards.record import ArtifactInfo, RewardRecord
 
-__all__ = ["AGGREGATORS", "CHANNELS", "PAPER_WEIGHTS", "ArtifactInfo", "ChannelResult", "ChannelStatus",
-           "Evidence", "PipelineConfig", "RewardChannel", "RewardPipeline", "RewardRecord", "Scored",
-           "register_aggregator", "register_channel"]
-
-import aesenv.verifiers  # noqa: E402,F401 - registers the AesCode verifier and checklist channels
+__all__ = ["AGGREGATORS", "PAPER_WEIGHTS", "ArtifactInfo", "Channel", "ChannelResult", "ChannelStatus", "Evidence",
+           "PipelineConfig", "RewardPipeline", "RewardRecord", "Scored", "register_aggregator"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from aesenv.registry import Registry
-from aesenv.rewards.channel import ChannelResult
+from aesenv.channels import ChannelResult
 
 Aggregator = Callable[[Mapping[str, ChannelResult]], float | None]
 AGGREGATORS: Registry[Aggregator] = Registry("aggregator")

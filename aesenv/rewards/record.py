@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, computed_field
 
 from aesenv.rewards.aggregate import AGGREGATORS, aescode_scores
-from aesenv.rewards.channel import ChannelResult
+from aesenv.channels import ChannelResult
 
 
 class ArtifactInfo(BaseModel):

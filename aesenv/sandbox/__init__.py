@@ -9,7 +9,6 @@ from aesenv.sandbox.base import (
     RunStatus,
     Sandbox,
     SandboxLimits,
-    make_sandbox,
 )
 
 __all__ = [
@@ -23,3 +22,12 @@ __all__ = [
     "SandboxLimits",
     "make_sandbox",
 ]
+
+
+def make_sandbox(name: str = "local", **kwargs: object) -> Sandbox:
+    """A sandbox backend by name ("local" or "docker"); not started yet. Lives here, not in
+    `base`, because the backends import `base`: importing them from there would be a cycle."""
+    import aesenv.sandbox.docker  # noqa: F401 - registers "docker"
+    import aesenv.sandbox.local  # noqa: F401 - registers "local"
+
+    return SANDBOXES[name](**kwargs)

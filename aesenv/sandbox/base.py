@@ -117,11 +117,3 @@ class Sandbox(Protocol):
 
 
 SANDBOXES: Registry[Callable[..., Sandbox]] = Registry("sandbox")
-
-
-def make_sandbox(name: str = "local", **kwargs: object) -> Sandbox:
-    """A sandbox backend by name ("local" or "docker"); not started yet."""
-    import aesenv.sandbox.docker  # noqa: F401 - registers "docker"
-    import aesenv.sandbox.local  # noqa: F401 - registers "local"
-
-    return SANDBOXES[name](**kwargs)

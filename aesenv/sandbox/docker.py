@@ -16,7 +16,7 @@ import socket
 import struct
 
 from aesenv.sandbox.base import SANDBOXES, WORKER_CAPS, Isolation, SandboxLimits
-from aesenv.sandbox.image import CONTENT_LABEL, content_hash, image_name, missing_libraries
+from aesenv.sandbox.image import CONTENT_LABEL, client, content_hash, image_name, missing_libraries
 from aesenv.sandbox.pool import FIGURE_META, WORKER_SCRIPT, Channel, Slot, WarmPool
 
 LABEL = "aesenv.sandbox"  # value: "<hostname>:<pid>" of the process that started the container
@@ -24,12 +24,6 @@ JOB_UID_BASE = 62_000
 WORKER_RESERVE_MB = 512  # the warm worker itself (the imported stack, ~150-250 MB) and its clean-up tools
 WORKER_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "MPLBACKEND": "Agg",
               "OPENBLAS_NUM_THREADS": "1", "MPLCONFIGDIR": "/tmp/.matplotlib", "HOME": "/tmp"}
-
-
-def client(timeout: int = 60):
-    import docker
-
-    return docker.from_env(timeout=timeout)
 
 
 def engine_problem() -> str:

@@ -73,10 +73,16 @@ def missing_libraries() -> list[str]:
     return missing
 
 
+def client(timeout: int = 60):
+    """The Docker engine (from the environment: DOCKER_HOST or the local socket). Here rather than
+    in `aesenv.sandbox.docker`, which imports this module, so that `build()` needs no cycle."""
+    import docker
+
+    return docker.from_env(timeout=timeout)
+
+
 def build(force: bool = False, mirror: str = MIRROR, say: Callable[[str], None] = print) -> str:
     """Build the image unless an identical one exists; returns its name."""
-    from aesenv.sandbox.docker import client
-
     engine = client(timeout=600)
     name, digest = image_name(), content_hash()
     existing = [i for i in engine.images.list(name=name.split(":")[0]) if name in i.tags]

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from aesenv.jsonl import JsonlError, read_jsonl
 from aesenv.registry import Registry
+from aesenv.specs import parse_spec
 from aesenv.tasks.model import Task
 
 Loader = Callable[[str], list[Task]]
@@ -103,8 +104,8 @@ def load_builtin(name: str) -> list[Task]:
 
 def load_tasks(spec: str) -> list[Task]:
     """Load tasks from `loader:argument` or a bare path."""
-    loader, sep, arg = spec.partition(":")
-    if sep and loader in LOADERS:
+    loader, arg = parse_spec(spec)
+    if ":" in spec and loader in LOADERS:
         tasks = LOADERS[loader](arg)
     else:
         tasks = _sniff(spec)

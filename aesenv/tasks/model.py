@@ -84,7 +84,9 @@ class Task(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str = Field(min_length=1)
-    kind: Literal["web", "plot", "project"] = "web"
+    # The artifact kind (`aesenv.kinds`: web, plot, or one a user registers); checked when an env
+    # or the pipeline takes the task, so tasks of a kind registered later still load.
+    kind: str = Field(default="web", pattern=r"^[a-z][a-z0-9_-]*$")
     category: Category = Category.WEBSITE
     prompt: str = Field(min_length=1)
     canvas: Canvas | None = None

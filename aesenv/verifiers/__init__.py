@@ -1,7 +1,7 @@
 """AesCode's decoupled reward channels: deterministic verifiers and the VLM checklist.
 
-Importing this package registers the channels `text`, `boundary`, `chart`, `table`, `layout`,
-`whitespace` and `checklist` (select them with `PipelineConfig.channels`, e.g. `AESCODE_CHANNELS`).
+The channels `text`, `boundary`, `chart`, `table`, `layout`, `whitespace` and `checklist` are the
+web kind's (`aesenv.kinds.web`); select them with `PipelineConfig.channels`, e.g. `AESCODE_CHANNELS`.
 `requirement_potential` is the same checks as one number, for shaping and refine episodes.
 """
 
@@ -10,10 +10,14 @@ from __future__ import annotations
 from aesenv.render.live import LivePage, PageFault
 from aesenv.render.models import Rendering, RenderStatus
 from aesenv.tasks.model import ChartData, TableData, Task, TextExact
-from aesenv.verifiers import checklist, channels, reference  # noqa: F401 - registers the channels
+from aesenv.verifiers.channels import BoundaryChannel, ChartChannel, TableChannel, TextChannel
+from aesenv.verifiers.checklist import ChecklistChannel
 from aesenv.verifiers.checks import check_boundary, check_charts, check_tables, check_text
 from aesenv.verifiers.probes import read_charts, read_tables
+from aesenv.verifiers.reference import LayoutChannel, WhitespaceChannel
 
+VERIFIER_CHANNELS = (TextChannel, BoundaryChannel, ChartChannel, TableChannel, LayoutChannel, WhitespaceChannel,
+                     ChecklistChannel)
 AESCODE_CHANNELS = ["execution", "text", "boundary", "chart", "table", "layout", "whitespace", "checklist"]
 
 
@@ -44,4 +48,4 @@ async def requirement_potential(task: Task, rendering: Rendering, live: LivePage
     return round(met / total, 6)
 
 
-__all__ = ["AESCODE_CHANNELS", "requirement_potential"]
+__all__ = ["AESCODE_CHANNELS", "VERIFIER_CHANNELS", "requirement_potential"]

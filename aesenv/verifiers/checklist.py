@@ -13,8 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from aesenv.llm.client import ChatClient, image_part
-from aesenv.render.models import RenderStatus
-from aesenv.rewards.channel import ChannelResult, ChannelStatus, Evidence, register_channel
+from aesenv.channels.base import Channel, ChannelContext, ChannelResult, ChannelStatus, Evidence, Need
 from aesenv.tasks.model import ChecklistItem, Task
 
 # Long pages are cut here: the judge sees what a reviewer would scroll through first.
@@ -70,28 +69,29 @@ def grade(items: list[ChecklistItem], answers: ChecklistAnswers) -> list[dict]:
     return graded
 
 
-@register_channel("checklist")
-class ChecklistChannel:
+class ChecklistChannel(Channel):
     name = "checklist"
+    needs = frozenset({Need.ARTIFACT, Need.RENDERING})
 
-    def __init__(self, judge: object, **_: object) -> None:
+    def __init__(self, judge: object) -> None:
+        """`judge`: the pipeline's static judge; a VLM judge lends its client, the offline one has none."""
         self.client: ChatClient | None = getattr(judge, "client", None)
 
-    async def score(self, evidence: Evidence) -> ChannelResult:
-        task = evidence.task
+    @classmethod
+    def from_context(cls, context: ChannelContext) -> "ChecklistChannel":
+        return cls(context.judge)
+
+    def masked_for(self, task: Task) -> str | None:
         if not task.checklist:
-            return ChannelResult.not_applicable(f"task {task.id} has no checklist")
+            return f"task {task.id} has no checklist"
         if self.client is None:
-            return ChannelResult.not_applicable("the checklist needs a VLM judge (--judge openai:<model>)")
-        rendering = evidence.rendering
-        nothing = ChannelResult(status=ChannelStatus.FAILED, score=0.0, raw=0.0,
-                                payload={"reason": "nothing rendered to look at"})
-        if not evidence.artifact.renderable:
-            return nothing
-        if rendering is None or rendering.status is RenderStatus.INFRA_ERROR:
-            return ChannelResult.infra_error(f"render failed: {rendering.error if rendering else 'not rendered'}")
+            return "the checklist needs a VLM judge (--judge openai:<model>)"
+        return None
+
+    async def measure(self, evidence: Evidence) -> ChannelResult:
+        task, rendering = evidence.task, evidence.rendering
         if not rendering.has_screenshot:
-            return nothing
+            return self.failed("nothing rendered to look at")
         image = rendering.image("jpeg", max_height=_height(task))
         groups = _by_category(task)
         try:

@@ -20,9 +20,9 @@ from PIL import Image
 
 from aesenv.render import Renderer, Rendering
 from aesenv.render.models import DomElement, RenderStatus
-from aesenv.rewards.channel import ChannelResult, Evidence, register_channel
+from aesenv.channels.base import ChannelContext, ChannelResult, Evidence
 from aesenv.tasks.model import Task
-from aesenv.verifiers.channels import VerifierChannel, result_of
+from aesenv.verifiers.channels import VerifierChannel
 from aesenv.verifiers.checks import Check, normalize_text
 
 # A text block within LAYOUT_TOLERANCE of its reference position (share of the canvas, either
@@ -93,9 +93,13 @@ class ReferenceRenderings:
 
 
 class ReferenceChannel(VerifierChannel):
-    def __init__(self, renderer: Renderer, **_: object) -> None:
+    def __init__(self, renderer: Renderer) -> None:
         self.renderer = renderer
         self.references = ReferenceRenderings.of(renderer)
+
+    @classmethod
+    def from_context(cls, context: ChannelContext) -> "ReferenceChannel":
+        return cls(context.renderer)
 
     async def prepare(self, task: Task) -> None:
         """Render the task's reference ahead of the page (never raises: a failed reference is
@@ -143,7 +147,6 @@ def match_blocks(reference: list[DomElement], page: list[DomElement]) -> list[tu
     return [(block, pairs[i]) for i, block in enumerate(reference)]
 
 
-@register_channel("layout")
 class LayoutChannel(ReferenceChannel):
     """Each text block of the reference is found in the page by its text, and credited by how
     close its centre is to the reference's (full credit near it, none past LAYOUT_MAX_SHIFT)."""
@@ -153,7 +156,7 @@ class LayoutChannel(ReferenceChannel):
     def subject(self, task: Task) -> bool:
         return bool(task.reference_html)
 
-    async def measure(self, evidence: Evidence, subject: bool) -> Check | ChannelResult:
+    async def check(self, evidence: Evidence, subject: bool) -> Check | ChannelResult:
         ref = self.reference(evidence.task)
         if isinstance(ref, ChannelResult):
             return ref
@@ -197,7 +200,6 @@ def occupancy(png: bytes, width: int, height: int, cells: int) -> np.ndarray:
     return np.array([[ink[np.ix_(r, c)].mean() if r.size and c.size else 0.0 for c in cols] for r in rows])
 
 
-@register_channel("whitespace")
 class WhitespaceChannel(ReferenceChannel):
     """Where the canvas carries ink, compared with the reference cell by cell at a coarse and a
     fine grid (score = 1 − mean absolute difference); with no reference, the share of occupied
@@ -208,7 +210,7 @@ class WhitespaceChannel(ReferenceChannel):
     def subject(self, task: Task) -> bool:
         return bool(task.canvas or task.reference_html)
 
-    async def measure(self, evidence: Evidence, subject: bool) -> Check | ChannelResult:
+    async def check(self, evidence: Evidence, subject: bool) -> Check | ChannelResult:
         rendering = evidence.rendering
         if not rendering.has_screenshot:
             return Check(score=0.0, passed=False, payload={"reason": "the page produced no screenshot"})

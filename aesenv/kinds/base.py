@@ -1,0 +1,208 @@
+"""`Kind`: everything that differs between artifact kinds, in one registered object.
+
+A kind says what its answer is (an entry file and the initial workspace), how it is asked for
+(the single-turn prompt, the system prompt of training and the refine workspace's brief), how
+an answer becomes evidence (render the page, or run the script and draw its figures, keeping a
+live page open when a channel needs one), which reward channels and judges it offers, its cheap
+potential Φ, and what an agent is shown of a result. The pipeline, the single-turn and refine
+envs, the runner, veRL's agent loop, `train.data` and the CLI are written once over kinds.
+
+`register_kind(kind)` also registers the kind's Gymnasium ids, `Aes<Title>-v0` (single turn) and
+`Aes<Title>Refine-v0` (refine), whose `EnvSpec.kwargs["kind"]` names the kind: a new kind is one
+subclass and one call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import gymnasium as gym
+
+from aesenv.artifact import Artifact, ArtifactKind, extract_artifact
+from aesenv.channels.base import Channel, Evidence
+from aesenv.registry import Registry
+from aesenv.render import Renderer
+from aesenv.sandbox.base import Sandbox
+from aesenv.specs import build_from_spec
+from aesenv.tasks import Task
+
+# Env modes and the generic env class each is served by (strings: gym imports them on `make`).
+ENTRY_POINTS = {"single": "aesenv.envs.single:SingleTurnEnv", "refine": "aesenv.envs.refine:RefineEnv"}
+ENV_SUFFIX = {"single": "", "refine": "Refine"}
+
+
+@dataclass(frozen=True)
+class Workbench:
+    """The pipeline's tools a kind turns answers into evidence with."""
+
+    renderer: Renderer
+    sandbox: Sandbox
+
+
+@dataclass
+class Look:
+    """What an agent is shown when it asks to see its work (a refine `render`)."""
+
+    text: str
+    images: list[bytes]
+    potential: float  # the kind's cheap Φ of this result
+    problem: str = ""  # our side failed to look: nothing to show, and the agent may try again
+
+
+class Kind:
+    """Subclass, set the class attributes, override the hooks that differ, and `register_kind` an
+    instance. The defaults fit a kind whose answer is one HTML document rendered as a page."""
+
+    name: ClassVar[str]  # `Task.kind`
+    title: ClassVar[str]  # the Gymnasium id stem: Aes<title>-v0
+    artifact: ClassVar[ArtifactKind] = ArtifactKind.HTML  # what an answer must hold
+    entry: ClassVar[str] = "index.html"  # the workspace file that is the answer
+    page: ClassVar[str] = "index.html"  # the name the answer's page is served under when rendered
+    default_tasks: ClassVar[str | list[Task]]  # the suite an env loads when given none
+    stage: ClassVar[str] = "render"  # the timing key of turning the answer into evidence
+    system_prompt: ClassVar[str]  # the single-turn instruction (training prompts, chat policies)
+    workspace_brief: ClassVar[str]  # what a refine workspace builds, for the refine system prompt
+    observation_lengths: ClassVar[dict[str, int]] = {"prompt": 100_000, "category": 64}
+    blank_frame: ClassVar[tuple[int, int] | None] = None  # (h, w) of `render()` with no image; None: the viewport
+    channel_classes: ClassVar[tuple[type[Channel], ...]] = ()
+    judges: ClassVar[Registry[Callable[..., Any]]]  # `offline`, `openai` ... → factory(argument, **options)
+
+    def __init__(self) -> None:
+        self.channels: Registry[type[Channel]] = Registry(f"{self.name} reward channel")
+        for channel in self.channel_classes:
+            self.channels.register(channel.name)(channel)
+
+    def env_id(self, mode: str) -> str:
+        return f"Aes{self.title}{ENV_SUFFIX[mode]}-v0"
+
+    # --- asking -------------------------------------------------------------------------------
+    def request(self, task: Task) -> str:
+        """The single-turn user prompt (also the first user turn of a refine episode)."""
+        return task.prompt
+
+    def chat_prompt(self, task: Task) -> list[dict[str, str]]:
+        return [{"role": "system", "content": self.system_prompt}, {"role": "user", "content": self.request(task)}]
+
+    def observe(self, task: Task) -> dict[str, str]:
+        """The single-turn env's observation (keys are `observation_lengths`)."""
+        return {"prompt": task.prompt, "category": task.category.value}
+
+    def initial_files(self, task: Task) -> dict[str, bytes]:
+        """What a refine workspace starts with."""
+        return {}
+
+    # --- answering ----------------------------------------------------------------------------
+    def make_judge(self, spec: str, **options: Any) -> Any:
+        return build_from_spec(self.judges, spec, **options)
+
+    def extract(self, text: str | bytes) -> Artifact:
+        """The artifact in a model answer."""
+        return extract_artifact(text)
+
+    def workspace_artifact(self, code: str) -> Artifact:
+        """A workspace's entry file as this kind's artifact (a refine `render` looks at it as written)."""
+        return Artifact(kind=self.artifact, code=code, source_bytes=len(code.encode("utf-8", "replace")))
+
+    def as_page(self, code: str) -> str:
+        """The HTML document that shows an artifact (a page is its own)."""
+        return code
+
+    def answer_files(self, task: Task, files: dict[str, bytes]) -> dict[str, bytes]:
+        """The files an answer is scored with besides its entry."""
+        return files
+
+    @contextlib.asynccontextmanager
+    async def evidence(self, bench: Workbench, task: Task, artifact: Artifact, files: dict[str, bytes], *,
+                       live: bool, pictures: bool) -> AsyncIterator[Evidence]:
+        """The answer rendered as a page (at the task's canvas size when it has one); with `live`,
+        the page stays open until the block ends. `pictures` is for kinds whose evidence is not
+        always drawn (plotly figures)."""
+        if artifact.kind is not self.artifact:
+            yield Evidence(task, artifact)
+            return
+        viewport = (task.canvas.width, task.canvas.height) if task.canvas else None
+        html = self.as_page(artifact.code)
+        if live:
+            async with bench.renderer.session(html, files=files, entry=self.page, viewport=viewport) as (rendering, page):
+                yield Evidence(task, artifact, rendering, page)
+        else:
+            yield Evidence(task, artifact, await bench.renderer.render(html, files=files, entry=self.page,
+                                                                       viewport=viewport))
+
+    def looked(self, evidence: Evidence) -> bool:
+        """Whether the answer got as far as the evidence step (its time is then recorded)."""
+        return evidence.rendering is not None
+
+    def failure(self, evidence: Evidence, infra: bool) -> str:
+        """Why the answer failed as a whole, for the record ('' when it did not, or when we did)."""
+        artifact, rendering = evidence.artifact, evidence.rendering
+        if artifact.kind is not self.artifact:
+            return f"{artifact.kind.value}: {artifact.reason}"
+        if rendering is not None and rendering.error and not infra:
+            return rendering.error
+        return ""
+
+    # --- showing ------------------------------------------------------------------------------
+    def live_for_potential(self, task: Task) -> bool:
+        """Whether Φ reads the open page (then a `render` keeps it open while Φ is measured)."""
+        return False
+
+    async def potential(self, evidence: Evidence) -> float:
+        raise NotImplementedError
+
+    def look_problem(self, evidence: Evidence) -> str:
+        """Our side's failure to produce the evidence of a `render` ('' when there is none)."""
+        raise NotImplementedError
+
+    def describe(self, evidence: Evidence, budget_chars: int) -> str:
+        """The text an agent reads about a result, within about `budget_chars`."""
+        raise NotImplementedError
+
+    def images(self, evidence: Evidence) -> list[bytes]:
+        """The pictures an agent is shown of a result; the first is what `render()` shows."""
+        raise NotImplementedError
+
+    def picture(self, evidence: Evidence) -> bytes | None:
+        """The one picture a report shows of an answer."""
+        shown = self.images(evidence)
+        return shown[0] if shown else None
+
+
+KINDS: Registry[Kind] = Registry("artifact kind")
+
+
+def register_kind(kind: Kind) -> Kind:
+    """Register `kind` and its Gymnasium ids. Registering the same object again is a no-op."""
+    KINDS.register(kind.name)(kind)
+    for mode, entry_point in ENTRY_POINTS.items():
+        env_id = kind.env_id(mode)
+        if env_id not in gym.registry:
+            gym.register(id=env_id, entry_point=entry_point, kwargs={"kind": kind.name}, max_episode_steps=None)
+    return kind
+
+
+def kind_of(task: Task) -> Kind:
+    if task.kind not in KINDS:
+        raise ValueError(f"task {task.id}: {task.kind!r} tasks have no registered kind (registered: {list(KINDS)})")
+    return KINDS[task.kind]
+
+
+def env_ids(mode: str | None = None) -> list[str]:
+    """Every registered env id (of one mode: `single` or `refine`)."""
+    modes = [mode] if mode else list(ENTRY_POINTS)
+    return [kind.env_id(m) for name in KINDS for kind in [KINDS[name]] for m in modes]
+
+
+def mode_of(env_id: str) -> tuple[Kind, str]:
+    """(kind, mode) of a registered env id, read from its `EnvSpec`."""
+    if env_id not in gym.registry:
+        raise ValueError(f"unknown env {env_id!r}; registered aesenv envs: {env_ids()}")
+    spec = gym.spec(env_id)
+    kind = KINDS[spec.kwargs["kind"]]
+    mode = next((m for m in ENTRY_POINTS if kind.env_id(m) == env_id), None)
+    if mode is None:
+        raise ValueError(f"{env_id} is not an aesenv env")
+    return kind, mode

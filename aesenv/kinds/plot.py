@@ -1,0 +1,110 @@
+"""The `plot` kind: a Python plot script (PandasPlotBench), run in the sandbox next to the task's
+data files; the figures it leaves open are the answer. Plotly figures come back as JSON and are
+drawn by the renderer only when someone looks at pictures (plotly.js costs seconds to load).
+
+Φ: the mean of three checks: the script ran; it drew a usable figure; no traceback and
+nothing on stderr.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+from aesenv.artifact import Artifact, ArtifactKind
+from aesenv.channels.base import Evidence
+from aesenv.channels.plot import PlotExecutionChannel, PlotStaticChannel, plot_failure
+from aesenv.kinds.base import Kind, Workbench, register_kind
+from aesenv.plots import PLOT_JUDGES
+from aesenv.plots.plotly_png import with_plotly_pngs
+from aesenv.plots.prompt import data_preview, plot_request
+from aesenv.sandbox.base import PlotRun, RunStatus
+from aesenv.tasks import Task
+from aesenv.text import clip, listing, shown
+
+BLANK_FIGURE = (480, 640)  # matplotlib's default figure at 100 dpi
+MAX_LISTED = 20
+
+
+def plot_structural_score(run: PlotRun) -> float:
+    """The cheap Φ of a plot run (see the module docstring)."""
+    drew = any(not f.meta.get("unusable") for f in run.figures)
+    checks = [float(run.ok), float(drew), float(not run.traceback and not run.stderr.strip())]
+    return round(sum(checks) / len(checks), 4)
+
+
+class PlotKind(Kind):
+    name = "plot"
+    title = "Plot"
+    artifact = ArtifactKind.PYTHON
+    entry = "main.py"
+    default_tasks = "builtin:plot"
+    stage = "run"
+    system_prompt = ("You are an expert data-visualization engineer. Answer with one complete Python script in "
+                     "a single ```python code block that draws the requested figure with matplotlib, seaborn or "
+                     "plotly. The data files named in the task are in the working directory; do not download "
+                     "anything and do not call plt.show().")
+    workspace_brief = ("a Python plot script: main.py runs in the workspace next to the data files; the figures it "
+                       "leaves open are the result")
+    observation_lengths = {"prompt": 100_000, "category": 64, "data_files": 10_000, "data_preview": 100_000}
+    blank_frame = BLANK_FIGURE
+    channel_classes = (PlotExecutionChannel, PlotStaticChannel)
+    judges = PLOT_JUDGES
+
+    def request(self, task: Task) -> str:
+        return plot_request(task)
+
+    def observe(self, task: Task) -> dict[str, str]:
+        preview = data_preview(task)
+        return {"prompt": task.prompt, "category": task.category.value, "data_files": "\n".join(preview),
+                "data_preview": "\n\n".join(f"{name}:\n{head}" for name, head in preview.items())}
+
+    def initial_files(self, task: Task) -> dict[str, bytes]:
+        return {name: data.encode("utf-8") for name, data in task.data_files.items()}
+
+    def answer_files(self, task: Task, files: dict[str, bytes]) -> dict[str, bytes]:
+        """The task's data files always, over any of the same name the answer brings."""
+        return {**files, **self.initial_files(task)}
+
+    @contextlib.asynccontextmanager
+    async def evidence(self, bench: Workbench, task: Task, artifact: Artifact, files: dict[str, bytes], *,
+                       live: bool, pictures: bool) -> AsyncIterator[Evidence]:
+        if artifact.kind is not ArtifactKind.PYTHON:
+            yield Evidence(task, artifact)
+            return
+        run = await bench.sandbox.run_plot(artifact.code, files)
+        if pictures:
+            run = await with_plotly_pngs(run, bench.renderer)
+        yield Evidence(task, artifact, plot=run)
+
+    def looked(self, evidence: Evidence) -> bool:
+        return evidence.plot is not None
+
+    def failure(self, evidence: Evidence, infra: bool) -> str:
+        return plot_failure(evidence.artifact, evidence.plot)
+
+    async def potential(self, evidence: Evidence) -> float:
+        return plot_structural_score(evidence.plot)
+
+    def look_problem(self, evidence: Evidence) -> str:
+        run = evidence.plot
+        return f"the sandbox failed on our side ({run.reason}); try again" if run.status is RunStatus.INFRA_ERROR else ""
+
+    def describe(self, evidence: Evidence, budget_chars: int) -> str:
+        run = evidence.plot
+        share = budget_chars // 4
+        problems = [f"  {shown(f.name)}: {f.meta.get('error') or f.meta.get('png_error')}" for f in run.figures
+                    if f.meta.get("error") or f.meta.get("png_error")][:MAX_LISTED]
+        lines = [f"status: {run.status.value}" + (f" ({run.reason})" if run.reason else ""),
+                 f"figures: {len(run.figures)} ({listing([shown(f.name) for f in run.figures]) or 'none'})",
+                 *([f"figure problems ({len(problems)}):", *problems] if problems else []),
+                 f"traceback:\n{clip(run.traceback, share)}" if run.traceback else "no traceback",
+                 f"stdout:\n{clip(run.stdout, share)}" if run.stdout else "",
+                 f"stderr:\n{clip(run.stderr, share)}" if run.stderr else ""]
+        return "\n".join(line for line in lines if line)
+
+    def images(self, evidence: Evidence) -> list[bytes]:
+        return [f.png for f in (evidence.plot.figures if evidence.plot else []) if f.png]
+
+
+PLOT = register_kind(PlotKind())

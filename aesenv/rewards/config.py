@@ -1,0 +1,35 @@
+"""`PipelineConfig`: what a `RewardPipeline` runs, as data (a training config's `reward_kwargs`,
+a benchmark's identity)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from aesenv.kinds import channel_names
+from aesenv.render import RenderConfig
+from aesenv.rewards.aggregate import AGGREGATORS
+
+
+class PipelineConfig(BaseModel):
+    channels: list[str] = Field(default_factory=lambda: ["execution", "static", "interactive"])
+    judge: str = "offline"
+    judge_options: dict[str, Any] = Field(default_factory=dict)  # e.g. {"samples": 3} for openai:<model>
+    reward: str = "paper"
+    channel_timeout_s: float = 60.0
+    render: RenderConfig = Field(default_factory=RenderConfig)
+    sandbox: str = "local"  # where scripts run: "local" or "docker"
+    # The interactive agent: None follows the judge (`offline` → the deterministic explorer,
+    # `openai:<model>` → the VLM web agent), or name one; N = scored interactions per page.
+    interactor: str | None = None
+    interactor_options: dict[str, Any] = Field(default_factory=dict)  # ClientConfig fields for a VLM agent
+    interaction_budget: int = Field(default=3, ge=1)
+
+    def model_post_init(self, _: object) -> None:
+        known = channel_names()
+        unknown = [c for c in self.channels if c not in known]
+        if unknown:
+            raise ValueError(f"unknown channels {unknown}; available: {known}")
+        if self.reward not in AGGREGATORS:
+            raise ValueError(f"unknown reward {self.reward!r}; available: {list(AGGREGATORS)}")
