@@ -12,7 +12,7 @@ from importlib import metadata
 from pathlib import Path
 
 import aesenv
-from aesenv.kinds import env_ids
+from aesenv.kinds import WEB, env_ids
 
 
 def _cmd_setup(args: argparse.Namespace) -> int:
@@ -313,7 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="drive a multi-turn refine episode with an agent; record the trajectory "
                                    "and an HTML timeline (timeline.html)")
-    p.add_argument("--env", default="AesWebRefine-v0", choices=env_ids("refine"))
+    p.add_argument("--env", default=WEB.env_id("refine"), choices=env_ids("refine"))
     p.add_argument("--policy", required=True, help="openai:<model> (OPENAI_BASE_URL, OPENAI_API_KEY), hf:<model>, repair")
     p.add_argument("--task", help="a Task JSON file, or a task id in --tasks (default: one picked by --seed)")
     p.add_argument("--tasks", help="task suite (default: the env's builtin suite)")
