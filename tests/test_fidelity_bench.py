@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from aesenv.cli import BENCHMARKS
+from aesenv.cli import benchmarks
 from aesenv.tasks import Category
 from benchmarks import fidelity as fb
 
@@ -165,7 +165,7 @@ def test_each_required_style_has_pages():
 
 
 def test_the_benchmark_is_registered_with_the_cli():
-    assert BENCHMARKS["fidelity"] == "benchmarks.fidelity"
+    assert benchmarks()["fidelity"].value == "benchmarks.fidelity:main"
     assert callable(fb.main)
 
 
