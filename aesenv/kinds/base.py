@@ -193,16 +193,13 @@ def kind_of(task: Task) -> Kind:
 def env_ids(mode: str | None = None) -> list[str]:
     """Every registered env id (of one mode: `single` or `refine`)."""
     modes = [mode] if mode else list(ENTRY_POINTS)
-    return [kind.env_id(m) for name in KINDS for kind in [KINDS[name]] for m in modes]
+    return [KINDS[name].env_id(m) for name in KINDS for m in modes]
 
 
 def mode_of(env_id: str) -> tuple[Kind, str]:
     """(kind, mode) of a registered env id, read from its `EnvSpec`."""
-    if env_id not in gym.registry:
-        raise ValueError(f"unknown env {env_id!r}; registered aesenv envs: {env_ids()}")
-    spec = gym.spec(env_id)
-    kind = KINDS[spec.kwargs["kind"]]
-    mode = next((m for m in ENTRY_POINTS if kind.env_id(m) == env_id), None)
-    if mode is None:
-        raise ValueError(f"{env_id} is not an aesenv env")
-    return kind, mode
+    kind_name = gym.registry[env_id].kwargs.get("kind") if env_id in gym.registry else None
+    if kind_name not in KINDS:
+        raise ValueError(f"{env_id!r} is not an aesenv env; registered: {env_ids()}")
+    kind = KINDS[kind_name]
+    return kind, next(m for m in ENTRY_POINTS if kind.env_id(m) == env_id)
