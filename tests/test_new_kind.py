@@ -1,6 +1,8 @@
 """A new artifact kind is one subclass and one `register_kind` call: this file adds `svg` (an SVG
 drawing, rendered by the renderer and judged by the existing static judge) and, with nothing
-changed anywhere else, gets both Gymnasium envs, pipeline scoring, a demo run and training rows."""
+changed anywhere else, gets both Gymnasium envs, pipeline scoring, a demo run and training rows.
+It overrides only how an answer becomes its artifact and its page; showing a rendered page to an
+agent (Φ, text, screenshot) is `Kind`'s default."""
 
 from __future__ import annotations
 
@@ -14,11 +16,9 @@ import pytest
 
 from aesenv import cli
 from aesenv.artifact import Artifact, ArtifactKind
-from aesenv.channels.base import Evidence
 from aesenv.channels.static import StaticChannel
 from aesenv.judges import JUDGES
 from aesenv.kinds import KINDS, Kind, env_ids, register_kind
-from aesenv.kinds.web import describe_rendering, structural_score
 from aesenv.policy import register_policy
 from aesenv.rewards import ChannelStatus
 from aesenv.tasks import Task
@@ -53,19 +53,6 @@ class SvgKind(Kind):
 
     def as_page(self, code: str) -> str:
         return f"<!doctype html><html><body style='margin:0'>{code}</body></html>"
-
-    async def potential(self, evidence: Evidence) -> float:
-        return structural_score(evidence.rendering)
-
-    def look_problem(self, evidence: Evidence) -> str:
-        return "" if evidence.rendering.status.value != "infra_error" else "the renderer failed; try again"
-
-    def describe(self, evidence: Evidence, budget_chars: int) -> str:
-        return describe_rendering(evidence.rendering)
-
-    def images(self, evidence: Evidence) -> list[bytes]:
-        png = evidence.rendering.viewport_png if evidence.rendering else None
-        return [png] if png else []
 
 
 SVG = register_kind(SvgKind())

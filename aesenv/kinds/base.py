@@ -23,8 +23,9 @@ import gymnasium as gym
 
 from aesenv.artifact import Artifact, ArtifactKind, extract_artifact
 from aesenv.channels.base import Channel, Evidence
+from aesenv.kinds.page import describe_rendering, structural_score
 from aesenv.registry import Registry
-from aesenv.render import Renderer
+from aesenv.render import Renderer, RenderStatus
 from aesenv.sandbox.base import Sandbox
 from aesenv.specs import build_from_spec
 from aesenv.tasks import Task
@@ -134,7 +135,7 @@ class Kind:
 
     def looked(self, evidence: Evidence) -> bool:
         """Whether the answer got as far as the evidence step (its time is then recorded)."""
-        return evidence.rendering is not None
+        return evidence.rendering is not None or evidence.plot is not None
 
     def failure(self, evidence: Evidence, infra: bool) -> str:
         """Why the answer failed as a whole, for the record ('' when it did not, or when we did)."""
@@ -151,22 +152,31 @@ class Kind:
         return False
 
     async def potential(self, evidence: Evidence) -> float:
-        raise NotImplementedError
+        """The cheap Φ of a result: a page's structural score (`aesenv.kinds.page`)."""
+        return structural_score(evidence.rendering)
 
     def look_problem(self, evidence: Evidence) -> str:
         """Our side's failure to produce the evidence of a `render` ('' when there is none)."""
-        raise NotImplementedError
+        rendering = evidence.rendering
+        if rendering.status is RenderStatus.INFRA_ERROR:
+            return f"the renderer failed on our side ({rendering.error}); try again"
+        return ""
 
     def describe(self, evidence: Evidence, budget_chars: int) -> str:
         """The text an agent reads about a result, within about `budget_chars`."""
-        raise NotImplementedError
+        return describe_rendering(evidence.rendering)
 
     def images(self, evidence: Evidence) -> list[bytes]:
-        """The pictures an agent is shown of a result; the first is what `render()` shows."""
-        raise NotImplementedError
+        """The pictures an agent is shown of a result (a page's first screen); the first is what
+        `render()` shows."""
+        png = evidence.rendering.viewport_png if evidence.rendering else None
+        return [png] if png else []
 
     def picture(self, evidence: Evidence) -> bytes | None:
-        """The one picture a report shows of an answer."""
+        """The one picture a report shows of an answer: a page's full-page screenshot, else the
+        first picture an agent is shown."""
+        if evidence.rendering is not None:
+            return evidence.rendering.full_page_png
         shown = self.images(evidence)
         return shown[0] if shown else None
 

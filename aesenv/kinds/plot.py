@@ -20,10 +20,9 @@ from aesenv.plots.plotly_png import with_plotly_pngs
 from aesenv.plots.prompt import data_preview, plot_request
 from aesenv.sandbox.base import PlotRun, RunStatus
 from aesenv.tasks import Task
-from aesenv.text import clip, listing, shown
+from aesenv.text import MAX_LISTED, clip, listing, shown
 
 BLANK_FIGURE = (480, 640)  # matplotlib's default figure at 100 dpi
-MAX_LISTED = 20
 
 
 def plot_structural_score(run: PlotRun) -> float:
@@ -76,9 +75,6 @@ class PlotKind(Kind):
         if pictures:
             run = await with_plotly_pngs(run, bench.renderer)
         yield Evidence(task, artifact, plot=run)
-
-    def looked(self, evidence: Evidence) -> bool:
-        return evidence.plot is not None
 
     def failure(self, evidence: Evidence, infra: bool) -> str:
         return plot_failure(evidence.artifact, evidence.plot)
