@@ -81,6 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="template | openai:<model> | hf:<path> | replay:<model_answer.jsonl> | repair (refine)")
     add_judge_args(p)
     p.add_argument("--interactor", help="interactive agent: offline or openai:<model> (default: follows --judge)")
+    p.add_argument("--interaction-budget", type=int, default=3,
+                   help="interactions scored per page (N in AesCoder's interactive count; default 3)")
     p.add_argument("--limit", type=int, default=0, help="first N prompts (after --categories)")
     p.add_argument("--categories", nargs="+", help='e.g. "Game Dev" Website')
     p.add_argument("--mode", choices=["single", "refine"], default="single")
@@ -92,8 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def config_from_args(args: argparse.Namespace) -> PipelineConfig:
+    # No execution gate: OpenDesign is evaluated with every case scored, as AesCoder evaluates it.
     return PipelineConfig(judge=args.judge, judge_options=judge_options(args), interactor=args.interactor,
-                          render=RenderConfig(online=args.online))
+                          interaction_budget=args.interaction_budget, render=RenderConfig(online=args.online))
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:

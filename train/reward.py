@@ -16,6 +16,8 @@ import logging
 import math
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
 from aesenv.judges import default_judge, judge_setup_problem, offline_judge_warning
 from aesenv.render import RenderConfig
 from aesenv.rewards import PipelineConfig, RewardPipeline, RewardRecord
@@ -33,23 +35,49 @@ _SLOTS: dict[tuple[int, str], asyncio.Semaphore] = {}
 _WARNED_OFFLINE = False
 
 
-def pipeline_config(*, judge: str | None = None, allow_offline_judge: bool = False, judge_samples: int | None = None,
-                    judge_base_url: str | None = None, reward: str = "paper", sandbox: str = "local",
-                    channels: list[str] | None = None, concurrency: int | None = None, **_: Any) -> PipelineConfig:
+class RewardOptions(BaseModel):
+    """`reward.custom_reward_function.reward_kwargs`: what the reward function and the refine agent
+    loop score with. An option not named here is an error before anything is scored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    judge: str | None = None  # default: `aesenv.judges.default_judge()`, a VLM
+    allow_offline_judge: bool = False  # the offline judge is a proxy: training on it takes this switch
+    judge_samples: int | None = Field(default=None, ge=1)  # VLM judge: median of k answers
+    judge_base_url: str | None = None  # VLM judge endpoint (else OPENAI_BASE_URL)
+    judge_options: dict[str, Any] = Field(default_factory=dict)  # any other ClientConfig field of a VLM judge
+    reward: str = "paper"
+    sandbox: str = "local"
+    channels: list[str] | None = None
+    concurrency: int | None = Field(default=None, ge=1)  # pages rendered at once per worker
+    interactor: str | None = None  # the interactive agent (default: follows the judge)
+    interactor_options: dict[str, Any] = Field(default_factory=dict)
+    interaction_budget: int = Field(default=3, ge=1)
+    gate_on_execution: bool = False  # AesCoder's execution gate (on in the GRPO-AR configs)
+    channel_timeout_s: float = Field(default=60.0, gt=0)
+    deadline_s: float = Field(default=180.0, gt=0)  # per sample, counted from its render slot
+
+
+def pipeline_config(**options: Any) -> PipelineConfig:
     """The pipeline the reward options describe (shared by the reward function and the agent loop).
 
     The judge defaults to a VLM (`aesenv.judges.default_judge`). Training on the offline judge
     needs `allow_offline_judge: true` and logs its measured fidelity once: a policy trained on a
-    proxy learns the proxy. A judge that cannot work here is a configuration error, raised
-    before any sample is scored rather than masked sample by sample."""
+    proxy learns the proxy. A judge that cannot work here, or an option this function does not
+    know, is a configuration error, raised before any sample is scored rather than ignored or
+    masked sample by sample."""
     global _WARNED_OFFLINE
-    judge = judge or default_judge()
+    try:
+        given = RewardOptions(**options)
+    except ValidationError as exc:
+        raise ValueError(f"reward_kwargs: {exc}; known options: {sorted(RewardOptions.model_fields)}") from None
+    judge = given.judge or default_judge()
     # The sampling and endpoint options are a VLM judge's; the offline judge is one deterministic
     # answer from no server, so the config's `judge_samples: 1` next to `judge: offline` is moot.
     offline = judge == "offline"
-    options: dict[str, Any] = {k: v for k, v in (("samples", judge_samples), ("base_url", judge_base_url))
-                               if v and not offline}
-    if offline and not allow_offline_judge:
+    options = {} if offline else {**given.judge_options, **{k: v for k, v in (
+        ("samples", given.judge_samples), ("base_url", given.judge_base_url)) if v}}
+    if offline and not given.allow_offline_judge:
         raise ValueError("training with the offline judge needs reward_kwargs.allow_offline_judge=true; "
                          + offline_judge_warning())
     if problem := judge_setup_problem(judge, options):
@@ -58,11 +86,14 @@ def pipeline_config(*, judge: str | None = None, allow_offline_judge: bool = Fal
         _WARNED_OFFLINE = True
         log.warning("aesenv reward: %s", offline_judge_warning())
     optional: dict[str, Any] = {}
-    if channels:
-        optional["channels"] = list(channels)
-    if concurrency is not None:
-        optional["render"] = RenderConfig(concurrency=int(concurrency))
-    return PipelineConfig(judge=judge, judge_options=options, reward=reward, sandbox=sandbox, **optional)
+    if given.channels:
+        optional["channels"] = list(given.channels)
+    if given.concurrency is not None:
+        optional["render"] = RenderConfig(concurrency=given.concurrency)
+    return PipelineConfig(judge=judge, judge_options=options, reward=given.reward, sandbox=given.sandbox,
+                          interactor=given.interactor, interactor_options=given.interactor_options,
+                          interaction_budget=given.interaction_budget, gate_on_execution=given.gate_on_execution,
+                          channel_timeout_s=given.channel_timeout_s, **optional)
 
 
 def task_of(extra_info: dict[str, Any] | None) -> Task:
@@ -129,8 +160,8 @@ async def score_sample(solution_str: str, extra_info: dict[str, Any] | None, con
 
 
 async def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: dict[str, Any] | None = None,
-                        *, deadline_s: float = 180.0, **options: Any) -> dict[str, float]:
+                        **options: Any) -> dict[str, float]:
     """veRL's custom reward function. Options come from `reward.custom_reward_function.reward_kwargs`
-    and are those of `pipeline_config` (judge, allow_offline_judge, judge_samples, judge_base_url,
-    reward, sandbox, channels, `concurrency` = pages rendered at once per worker)."""
-    return await score_sample(solution_str, extra_info, pipeline_config(**options), deadline_s)
+    and are `RewardOptions`."""
+    return await score_sample(solution_str, extra_info, pipeline_config(**options),
+                              RewardOptions(**options).deadline_s)

@@ -25,6 +25,10 @@ class PipelineConfig(BaseModel):
     interactor: str | None = None
     interactor_options: dict[str, Any] = Field(default_factory=dict)  # ClientConfig fields for a VLM agent
     interaction_budget: int = Field(default=3, ge=1)
+    # AesCoder's execution gate: the other channels assess an answer only when it passes the
+    # `execution` channel; one that fails scores on execution alone (−0.1 under `paper`). The
+    # paper trains this way and evaluates OpenDesign without it.
+    gate_on_execution: bool = False
 
     def model_post_init(self, _: object) -> None:
         known = channel_names()

@@ -17,7 +17,7 @@ from typing import Any
 
 from aesenv import __version__
 from aesenv.artifact import Artifact
-from aesenv.channels import Channel, ChannelContext, ChannelResult, Evidence, Need
+from aesenv.channels import Channel, ChannelContext, ChannelResult, ChannelStatus, Evidence, Need
 from aesenv.kinds import KINDS, Kind, Look, Workbench, kind_of
 from aesenv.lint.htmlhint import HtmlHint
 from aesenv.render import Renderer, Rendering
@@ -26,6 +26,8 @@ from aesenv.rewards.config import PipelineConfig
 from aesenv.rewards.record import ArtifactInfo, RewardRecord
 from aesenv.sandbox import CommandRun, PlotRun, Sandbox, SandboxLimits, make_sandbox
 from aesenv.tasks import Task
+
+GATE_CHANNEL = "execution"  # the channel `gate_on_execution` puts in front of the others
 
 
 @dataclass
@@ -143,11 +145,10 @@ class RewardPipeline:
             if kind.looked(evidence):
                 timings[kind.stage] = _ms(t)
             t = time.perf_counter()
-            results = await asyncio.gather(*(self._run_channel(c, evidence) for c in parts.channels))
+            channels, gate = await self._run_channels(parts.channels, evidence)
             timings["channels"] = _ms(t)
         timings["total"] = _ms(start)
-        channels = {c.name: r for c, r in zip(parts.channels, results)}
-        record = self._record(kind, evidence, channels, timings)
+        record = self._record(kind, evidence, channels, timings, gate)
         return Scored(record=record, rendering=evidence.rendering, artifact=artifact, plot=evidence.plot,
                       picture=kind.picture(evidence), screen=next(iter(kind.images(evidence)), None))
 
@@ -168,6 +169,22 @@ class RewardPipeline:
         """A command in this pipeline's sandbox (a refine env's `run` tool)."""
         return await self.sandbox.run(argv, files, limits)
 
+    async def _run_channels(self, channels: list[Channel], evidence: Evidence
+                            ) -> tuple[dict[str, ChannelResult], str]:
+        """Every channel on the same evidence, concurrently; behind the execution gate when it is
+        on, the others only once the answer passed execution. Returns the results and the gate."""
+        gate = next((c for c in channels if c.name == GATE_CHANNEL), None) if self.config.gate_on_execution else None
+        if gate is None:
+            results = await asyncio.gather(*(self._run_channel(c, evidence) for c in channels))
+            return {c.name: r for c, r in zip(channels, results)}, "off"
+        verdict = await self._run_channel(gate, evidence)
+        rest = [c for c in channels if c is not gate]
+        if verdict.status is ChannelStatus.FAILED:
+            closed = ChannelResult.not_applicable(f"execution gate: not assessed, the answer failed {GATE_CHANNEL}")
+            return {GATE_CHANNEL: verdict, **{c.name: closed for c in rest}}, "closed"
+        results = await asyncio.gather(*(self._run_channel(c, evidence) for c in rest))
+        return {GATE_CHANNEL: verdict, **{c.name: r for c, r in zip(rest, results)}}, "passed"
+
     async def _run_channel(self, channel: Channel, evidence: Evidence) -> ChannelResult:
         # A channel that calls a remote model may need longer than the default: it says how long
         # its calls can take with every retry, so the pipeline never cuts a retry short.
@@ -180,7 +197,7 @@ class RewardPipeline:
             return ChannelResult.infra_error(f"{channel.name} raised {type(exc).__name__}: {exc}")
 
     def _record(self, kind: Kind, evidence: Evidence, channels: dict[str, ChannelResult],
-                timings: dict[str, float]) -> RewardRecord:
+                timings: dict[str, float], gate: str) -> RewardRecord:
         task, artifact, rendering = evidence.task, evidence.artifact, evidence.rendering
         reward = AGGREGATORS["paper"](channels)
         normalized = AGGREGATORS["normalized"](channels)
@@ -192,7 +209,7 @@ class RewardPipeline:
         return RewardRecord(
             task_id=task.id, category=task.category.value, status="infra_error" if infra else "ok",
             failure=kind.failure(evidence, infra), reward=reward, normalized=normalized,
-            reward_name=self.config.reward, channels=channels,
+            reward_name=self.config.reward, channels=channels, gate=gate,
             artifact=ArtifactInfo(kind=artifact.kind.value, sha256=artifact.sha256, bytes=artifact.source_bytes,
                                   truncated=artifact.truncated, reason=artifact.reason),
             rendering=rendering.summary() if rendering is not None else None,

@@ -33,6 +33,9 @@ class RewardRecord(BaseModel):
     normalized: float | None
     reward_name: str = "paper"
     channels: dict[str, ChannelResult]
+    # The execution gate (`PipelineConfig.gate_on_execution`): "off", "passed", or "closed" (the
+    # answer failed execution and the other channels were not run: `not_applicable`, saying so).
+    gate: Literal["off", "passed", "closed"] = "off"
     artifact: ArtifactInfo
     rendering: dict[str, Any] | None = None
     timings_ms: dict[str, float] = Field(default_factory=dict)
