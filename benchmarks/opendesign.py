@@ -23,6 +23,12 @@ Policies: `template`, `openai:<model>` (OPENAI_BASE_URL for vLLM or a gateway, O
   prompt_tokens, completion_tokens, cache_hits, retries, cost_usd}; judge_variance (with
   --judge-samples k > 1: per_item and overall mean with a 95% bootstrap interval, and the mean
   within-item standard deviation); wall_s, policy, judge, mode, provenance.
+`means` reports the headline numbers two ways, each labelled: `all_cases` puts every prompt in
+the denominator (a masked interactive channel and an item still failing on our side after one
+retry count 0; those items are listed), and `official` follows the official `show_result.py`
+(judge failures and pages whose static total is 0 are left out of the static mean and the good
+rate; the interactive mean sums each page's scored interactions over all pages, failures 0), so
+numbers compare with published tables.
 `DIR/report.html`: sortable table, per-category table, screenshot gallery with per-item evidence.
 `DIR/records.jsonl`: one `RewardRecord` per prompt.
 """
@@ -33,11 +39,12 @@ import argparse
 import asyncio
 import json
 import statistics
+from pathlib import Path
 from typing import Any
 
 from aesenv.render import RenderConfig
 from aesenv.rewards import PipelineConfig, RewardRecord
-from aesenv.runner import run_and_report
+from aesenv.runner import GOOD_THRESHOLD, run_and_report
 from aesenv.tasks import Category, Task
 from aesenv.tasks.loaders import load_opendesign
 from benchmarks.stats import mean_ci
@@ -65,6 +72,53 @@ def judge_variance(records: list[RewardRecord]) -> dict[str, Any]:
         "overall": mean_ci([statistics.fmean(s) for s in per_item.values()]).model_dump(),
         "mean_within_item_sd": round(statistics.fmean(statistics.stdev(s) for s in per_item.values()), 4),
     }
+
+
+def _raw(record: RewardRecord, channel: str) -> float | None:
+    result = record.channels.get(channel)
+    return float(result.raw) if result is not None and result.counts else None
+
+
+def _share_good(totals: list[float]) -> float | None:
+    return round(sum(t >= GOOD_THRESHOLD for t in totals) / len(totals), 4) if totals else None
+
+
+def _mean(values: list[float]) -> float | None:
+    return round(statistics.fmean(values), 4) if values else None
+
+
+def opendesign_means(records: list[RewardRecord]) -> dict[str, Any]:
+    """The static and interactive means over all cases and with the official scripts' exclusions."""
+    static = [_raw(r, "static") for r in records]
+    interactive = [_raw(r, "interactive") or 0.0 for r in records]
+    every = [t or 0.0 for t in static]
+    official = [t for t in static if t]  # None (judge failed) and 0 are out of show_result.py's denominator
+    return {
+        "all_cases": {"n": len(records), "static_total_mean": _mean(every), "good_rate": _share_good(every),
+                      "interactive_mean": _mean(interactive),
+                      "counted_as_zero": sorted(r.task_id for r in records if r.status == "infra_error"),
+                      "semantics": "every prompt counts; masked interactive and items failing on our side "
+                                   "(after one retry) count 0"},
+        "official": {"n_static": len(official), "static_total_mean": _mean(official),
+                     "good_rate": _share_good(official), "interactive_mean": _mean(interactive),
+                     "semantics": "show_result.py: judge failures and static total 0 left out of the static "
+                                  "mean and good rate; interactive sums per page over all pages, failures 0"},
+    }
+
+
+def drop_infra_records(out: Path) -> list[str]:
+    """Remove the records our side failed from DIR/records.jsonl, so a rerun scores them again."""
+    path = out / "records.jsonl"
+    if not path.is_file():
+        return []
+    kept, dropped = [], []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            record = RewardRecord.model_validate_json(line)
+            (dropped if record.status == "infra_error" else kept).append((record.task_id, line))
+    if dropped:
+        path.write_text("".join(f"{line}\n" for _, line in kept), encoding="utf-8")
+    return [task_id for task_id, _ in dropped]
 
 
 def select(tasks: list[Task], categories: list[str] | None, limit: int) -> list[Task]:
@@ -106,12 +160,22 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     config = config_from_args(args)
     identity = {"benchmark": "opendesign", "policy": args.policy, "mode": args.mode,
                 "pipeline": config.model_dump(mode="json")}
+    retried: list[str] = []
+
+    def extend(records: list[RewardRecord]) -> dict[str, Any]:
+        return {"benchmark": "opendesign", "prompts": args.prompts, "judge": args.judge, "retried": retried,
+                "judge_variance": judge_variance(records), "means": opendesign_means(records)}
+
     async with opened_policy(args.policy) as policy:
-        return await run_and_report(
-            tasks, policy, args.out, config=config, concurrency=args.concurrency, progress=not args.no_progress,
-            title=f"OpenDesign: {args.policy} ({args.mode}), judge {args.judge}", mode=args.mode, identity=identity,
-            extend=lambda records: {"benchmark": "opendesign", "prompts": args.prompts, "judge": args.judge,
-                                    "judge_variance": judge_variance(records)})
+        async def once() -> dict[str, Any]:
+            return await run_and_report(
+                tasks, policy, args.out, config=config, concurrency=args.concurrency, progress=not args.no_progress,
+                title=f"OpenDesign: {args.policy} ({args.mode}), judge {args.judge}", mode=args.mode,
+                identity=identity, extend=extend)
+
+        summary = await once()
+        retried.extend(drop_infra_records(Path(args.out)))  # our failures get one more try
+        return await once() if retried else summary
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -119,6 +183,9 @@ def main(argv: list[str] | None = None) -> int:
     summary = asyncio.run(run(args))
     print(json.dumps({k: summary.get(k) for k in ("n", "n_infra_error", "static_total_mean", "good_rate",
                                                    "interactive_mean", "wall_s")}))
+    for label, block in summary["means"].items():
+        print(f"  {label:<10} static={block['static_total_mean']} good={block['good_rate']} "
+              f"interactive={block['interactive_mean']}  ({block['semantics']})")
     for category, block in summary["per_category"].items():
         print(f"  {category:<20} n={block['n']:<3} static={block['static_total_mean']} good={block['good_rate']} "
               f"interactive={block['interactive_mean']}")

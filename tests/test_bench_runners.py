@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from aesenv.channels import ChannelResult, ChannelStatus
 from aesenv.cli import main as cli
+from aesenv.rewards import RewardRecord
 from benchmarks.stats import diff_ci, mean_ci
 from support.aescoder_script import STATIC_JUDGE_MARK, scripted_aescoder
 
@@ -86,6 +88,9 @@ def test_opendesign_slice_with_template_and_offline_judges(tmp_path):
     assert summary["n_infra_error"] == 0 and summary["judge"] == "offline" and summary["judge_variance"] == {}
     assert set(summary["per_category"]) == CATEGORIES and all(b["n"] == 4 for b in summary["per_category"].values())
     assert summary["judge_usage"]["requests"] == 0  # the offline judges call no model
+    means = summary["means"]
+    assert means["all_cases"]["n"] == 20 and means["official"]["n_static"] <= 20 and summary["retried"] == []
+    assert means["official"]["static_total_mean"] >= means["all_cases"]["static_total_mean"]  # exclusions only raise it
     rules = summary["execution_failed_rules"]  # pages failing each rule, most broken first
     assert list(rules.values()) == sorted(rules.values(), reverse=True) and all(0 < v <= 1 for v in rules.values())
     if summary["execution_pass_rate"] < 1:
@@ -208,3 +213,30 @@ def test_pandasplotbench_and_compare(tmp_path, capsys):
     assert delta["low"] <= delta["mean"] <= delta["high"] < 0
     assert bench("compare", str(good), str(bad), "--out", str(tmp_path / "again.json")) == 0
     assert json.loads((tmp_path / "again.json").read_text()) == result  # seeded
+
+
+def _record(task_id: str, static: float | None, interactive: float | None) -> RewardRecord:
+    channels = {"static": ChannelResult(status=ChannelStatus.OK, score=static / 100, raw=static) if static is not None
+                else ChannelResult.infra_error("judge down"),
+                "interactive": ChannelResult(status=ChannelStatus.OK, score=interactive / 3, raw=interactive)
+                if interactive is not None else ChannelResult.not_applicable("a chart")}
+    return RewardRecord(task_id=task_id, category="Website", status="ok" if static is not None else "infra_error",
+                        reward=None, normalized=None, channels=channels,
+                        artifact={"kind": "html", "sha256": "0", "bytes": 1})
+
+
+def test_opendesign_means_two_ways_and_one_retry_of_our_failures(tmp_path):
+    from benchmarks.opendesign import drop_infra_records, opendesign_means
+
+    records = [_record("a", 80.0, 2.0), _record("b", 0.0, 1.0), _record("c", 70.0, None), _record("d", None, None)]
+    means = opendesign_means(records)
+    assert means["all_cases"]["static_total_mean"] == 37.5  # (80 + 0 + 70 + 0) / 4
+    assert means["all_cases"]["good_rate"] == 0.25 and means["all_cases"]["counted_as_zero"] == ["d"]
+    assert means["official"]["static_total_mean"] == 75.0 and means["official"]["n_static"] == 2  # no 0, no failure
+    assert means["official"]["good_rate"] == 0.5
+    assert means["all_cases"]["interactive_mean"] == means["official"]["interactive_mean"] == 0.75  # (2+1+0+0)/4
+
+    (tmp_path / "records.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in records))
+    assert drop_infra_records(tmp_path) == ["d"]
+    kept = [RewardRecord.model_validate_json(line).task_id for line in (tmp_path / "records.jsonl").read_text().splitlines()]
+    assert kept == ["a", "b", "c"] and drop_infra_records(tmp_path) == []

@@ -6,6 +6,7 @@ data builder through veRL's dataset, and every shipped config through Hydra and 
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 from pathlib import Path
 
@@ -27,7 +28,7 @@ from train.agent_loop import AGENT_NAME, AesRefineAgentLoop  # noqa: E402
 from train.reward import close_pipelines  # noqa: E402
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "train" / "config"
-SHIPPED = sorted(p.stem for p in CONFIG_DIR.glob("*.yaml"))
+SHIPPED = sorted(p.stem for p in CONFIG_DIR.glob("*.yaml") if not p.stem.startswith("sft_"))  # the PPO configs
 CHATML = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n"
           "{% if m['content'] is string %}{{ m['content'] }}{% else %}{% for p in m['content'] %}"
           "{% if p['type'] == 'text' %}{{ p['text'] }}{% endif %}{% endfor %}{% endif %}<|im_end|>\n{% endfor %}"
@@ -140,6 +141,35 @@ def test_data_rows_load_in_verls_dataset(tiny_model, tmp_path):
     row = dataset[0]
     assert row["agent_name"] == AGENT_NAME and row["extra_info"]["env_id"] == "AesPlotRefine-v0"
     assert row["raw_prompt"][0]["role"] == "system" and row["raw_prompt"][1]["role"] == "user"
+
+
+def test_stage_one_sft_config_composes_with_the_papers_settings():
+    from verl.utils.config import omega_conf_to_dataclass
+
+    cfg = composed("sft_stage1")
+    optim = omega_conf_to_dataclass(cfg.optim)  # veRL's own optimizer config accepts it
+    assert (optim.optimizer, optim.lr, optim.lr_warmup_steps_ratio, optim.lr_scheduler_type) == \
+        ("AdamW", 1e-5, 0.1, "cosine")
+    assert (cfg.trainer.total_epochs, cfg.data.train_batch_size, cfg.data.max_length) == (3, 128, 8192)
+
+
+def test_sft_rows_from_an_answers_file_load_in_verls_sft_dataset(tiny_model, tmp_path):
+    from verl.utils import hf_tokenizer
+    from verl.utils.dataset.multiturn_sft_dataset import MultiTurnSFTDataset
+
+    tasks = load_tasks("builtin:web")
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("".join(json.dumps({"id": t.id, "answer": f"```html\n<p>{t.id}</p>\n```"}) + "\n"
+                               for t in tasks[:-1]))  # the last task has no answer
+    counts = train_data.build("builtin:web", tmp_path / "sft", sft_answers=str(answers), val_fraction=0)
+    assert counts == {"no_answer": 1, "train": len(tasks) - 1, "test": len(tasks) - 1}
+    cfg = composed("sft_stage1")
+    dataset = MultiTurnSFTDataset(parquet_files=[str(tmp_path / "sft" / "train.parquet")],
+                                  tokenizer=hf_tokenizer(tiny_model), config=cfg.data)
+    assert len(dataset) == len(tasks) - 1
+    item = dataset[0]
+    assert item["loss_mask"].sum() > 0  # the answer is trained on
+    assert item["loss_mask"].sum() < item["input_ids"].shape[0]  # the prompt is not
 
 
 # -- the reward function through veRL's reward-loop worker ---------------------------------------

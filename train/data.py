@@ -3,11 +3,17 @@
     python -m train.data --tasks builtin:web --out data/web
     python -m train.data --tasks opendesign:all_prompt.jsonl --out data/od --val-fraction 0.05
     python -m train.data --tasks pandasplotbench:ppb.jsonl --out data/ppb --multi-turn
+    python -m train.data --tasks opendesign:all_prompt.jsonl --sft answers.jsonl --out data/sft
 
 Each row: `prompt` (chat messages), `data_source` (`aesenv/<kind>`), `reward_model.ground_truth`
 (empty: the reward comes from rendering, not from a reference answer), `extra_info` with the
 task id, the env id and the whole task as JSON (so a reward worker needs no task files), and
 `agent_name` (`single_turn_agent`, or `aesenv_refine` with `--multi-turn`).
+
+With `--sft ANSWERS` the rows are for Stage-I SFT (`train/config/sft_stage1.yaml`): `messages`
+(the kind's system prompt, the instruction, and the answer for that task id from ANSWERS, in the
+layouts the replay policy reads) plus the same `extra_info`; tasks with no answer are left out
+and counted.
 """
 
 from __future__ import annotations
@@ -43,6 +49,12 @@ def to_row(task: Task, index: int, *, multi_turn: bool) -> dict[str, Any]:
     }
 
 
+def sft_row(task: Task, answer: str, index: int) -> dict[str, Any]:
+    """One supervised example: the single-turn chat prompt and the answer as the assistant turn."""
+    return {"messages": [*chat_prompt(task), {"role": "assistant", "content": answer}],
+            "extra_info": {"index": index, "task_id": task.id, "category": task.category.value}}
+
+
 def split(tasks: list[Task], val_fraction: float, seed: int) -> tuple[list[Task], list[Task]]:
     """A seeded shuffle, then the first `val_fraction` (at least one task) as validation."""
     if not 0 <= val_fraction < 1:
@@ -60,13 +72,27 @@ def write_parquet(rows: list[dict[str, Any]], path: Path) -> None:
     pd.DataFrame(rows).to_parquet(path, index=False)
 
 
-def build(spec: str, out: Path, *, multi_turn: bool = False, val_fraction: float = 0.1, seed: int = 0) -> dict[str, int]:
-    """Write `out/train.parquet` and `out/test.parquet`; returns the row counts."""
-    train, val = split(load_tasks(spec), val_fraction, seed)
-    counts = {}
-    for name, tasks in (("train", train), ("test", val or train)):
-        write_parquet([to_row(t, i, multi_turn=multi_turn) for i, t in enumerate(tasks)], out / f"{name}.parquet")
-        counts[name] = len(tasks)
+def build(spec: str, out: Path, *, multi_turn: bool = False, val_fraction: float = 0.1, seed: int = 0,
+          sft_answers: str | None = None) -> dict[str, int]:
+    """Write `out/train.parquet` and `out/test.parquet`; returns the row counts (with `sft_answers`,
+    also how many tasks had no answer)."""
+    tasks = load_tasks(spec)
+    counts: dict[str, int] = {}
+    answers: dict[str, str] = {}
+    if sft_answers is not None:
+        from policies.replay import load_answers
+
+        answers = load_answers(sft_answers)
+        counts["no_answer"] = sum(t.id not in answers for t in tasks)
+        tasks = [t for t in tasks if t.id in answers]
+        if not tasks:
+            raise ValueError(f"{sft_answers}: no answer matches a task id of {spec}")
+    train, val = split(tasks, val_fraction, seed)
+    for name, part in (("train", train), ("test", val or train)):
+        rows = [sft_row(t, answers[t.id], i) if sft_answers is not None else to_row(t, i, multi_turn=multi_turn)
+                for i, t in enumerate(part)]
+        write_parquet(rows, out / f"{name}.parquet")
+        counts[name] = len(part)
     return counts
 
 
@@ -76,11 +102,16 @@ def main(argv: list[str] | None = None) -> None:
                         "pandasplotbench:PATH, jsonl:PATH or a path")
     parser.add_argument("--out", required=True, type=Path, help="folder for train.parquet and test.parquet")
     parser.add_argument("--multi-turn", action="store_true", help="rows for the aesenv_refine agent loop")
+    parser.add_argument("--sft", metavar="ANSWERS", help="Stage-I SFT rows: chat messages with each task's answer "
+                        "from this file (OpenDesign model_answer or {id, answer} JSONL)")
     parser.add_argument("--val-fraction", type=float, default=0.1,
                         help="share held out as test.parquet (0: test.parquet repeats train)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    counts = build(args.tasks, args.out, multi_turn=args.multi_turn, val_fraction=args.val_fraction, seed=args.seed)
+    if args.sft and args.multi_turn:
+        parser.error("--sft rows are single-turn; drop --multi-turn")
+    counts = build(args.tasks, args.out, multi_turn=args.multi_turn, val_fraction=args.val_fraction, seed=args.seed,
+                   sft_answers=args.sft)
     print(json.dumps({"out": str(args.out), **counts}))
 
 
