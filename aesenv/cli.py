@@ -244,17 +244,29 @@ def benchmarks() -> dict[str, metadata.EntryPoint]:
 
 
 def _cmd_data(args: argparse.Namespace) -> int:
+    from aesenv.data.plots import PlotDataConfig, build_plot_data
+    from aesenv.data.prompts import PromptDataConfig, build_prompt_data
     from aesenv.data.web import WebDataConfig, build_web_data
 
-    config = WebDataConfig(out=Path(args.out), model=args.model, teachers=args.teacher, base_url=args.base_url,
-                           teacher_base_urls=args.teacher_base_url or [], scale=args.scale,
-                           per_keyword=args.per_keyword, target=args.target, judge=args.judge, seed=args.seed,
-                           concurrency=args.concurrency)
-    if config.teacher_base_urls and len(config.teacher_base_urls) != len(config.teachers):
-        raise ValueError("give one --teacher-base-url per --teacher, or none")
-    summary = asyncio.run(build_web_data(config))
+    common = {"out": Path(args.out), "model": args.model, "base_url": args.base_url, "concurrency": args.concurrency}
+    if args.split == "web":
+        if args.teacher_base_url and len(args.teacher_base_url) != len(args.teacher or []):
+            raise ValueError("give one --teacher-base-url per --teacher, or none")
+        run = build_web_data(WebDataConfig(**common, teachers=args.teacher or [],
+                                           teacher_base_urls=args.teacher_base_url or [], scale=args.scale,
+                                           per_keyword=args.per_keyword, target=args.target, judge=args.judge,
+                                           seed=args.seed))
+    elif args.split == "plot":
+        if not args.tasks:
+            raise ValueError("aesenv data plot needs --tasks (plot tasks with data, e.g. pandasplotbench:F)")
+        run = build_plot_data(PlotDataConfig(**common, tasks=args.tasks, sandbox=args.sandbox))
+    else:
+        if not args.source:
+            raise ValueError("aesenv data prompts needs --source (JSONL of {id, description})")
+        run = build_prompt_data(PromptDataConfig(**common, source=args.source))
+    summary = asyncio.run(run)
     print(json.dumps({"counts": summary["counts"], "usage_total": summary["usage_total"], "wall_s": summary["wall_s"]}))
-    print(f"wrote {args.out}/tasks.jsonl, {args.out}/kept.jsonl and {args.out}/summary.json")
+    print(f"wrote {args.out}/summary.json and the stage files next to it")
     return 0
 
 
@@ -342,20 +354,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(fn=_cmd_run)
 
     p = sub.add_parser("data", help="build AesCoder-style training data through OpenAI-compatible endpoints "
-                                    "(resumable; `train.data --sft` and `load_tasks` read what it writes)")
-    p.add_argument("split", choices=["web"])
+                                    "(resumable; `load_tasks` and `train.data --sft` read what it writes)")
+    p.add_argument("split", choices=["web", "plot", "prompts"],
+                   help="web: instructions and pages; plot: scripts for given data; prompts: RL prompts")
     p.add_argument("--out", required=True)
-    p.add_argument("--model", required=True, help="the model that writes keywords and instructions")
+    p.add_argument("--model", required=True, help="the model that writes (keywords, instructions, scripts, rewrites)")
     p.add_argument("--base-url", help="its OpenAI-compatible endpoint (default OPENAI_BASE_URL)")
-    p.add_argument("--teacher", action="append", required=True, help="a teacher model that answers (repeat: two)")
-    p.add_argument("--teacher-base-url", action="append", help="each teacher's endpoint, in --teacher order")
-    p.add_argument("--scale", type=float, default=0.001,
-                   help="share of the paper's keyword split (9,000 Website, 2,500 each other category)")
-    p.add_argument("--per-keyword", type=int, default=20, help="instructions per keyword")
-    p.add_argument("--target", type=int, help="instructions kept after K-means (default: one per keyword)")
-    p.add_argument("--judge", default="offline", help="the static judge that ranks the teachers' pages")
-    p.add_argument("--seed", type=int, default=0)
     p.add_argument("--concurrency", type=int, default=4)
+    p.add_argument("--teacher", action="append", help="web: a teacher model that answers (repeat: two)")
+    p.add_argument("--teacher-base-url", action="append", help="web: each teacher's endpoint, in --teacher order")
+    p.add_argument("--scale", type=float, default=0.001,
+                   help="web: share of the paper's keyword split (9,000 Website, 2,500 each other category)")
+    p.add_argument("--per-keyword", type=int, default=20, help="web: instructions per keyword")
+    p.add_argument("--target", type=int, help="web: instructions kept after K-means (default: one per keyword)")
+    p.add_argument("--judge", default="offline", help="web: the static judge that ranks the teachers' pages")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--tasks", help="plot: plot tasks with their data (pandasplotbench:F, jsonl:F)")
+    p.add_argument("--sandbox", default="local", choices=["local", "docker"], help="plot: where scripts run")
+    p.add_argument("--source", help="prompts: JSONL of {id, description} to rewrite")
     p.set_defaults(fn=_cmd_data)
 
     p = sub.add_parser("sandbox", help="sandbox tools: `build` makes the docker sandbox image locally")

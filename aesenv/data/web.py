@@ -31,9 +31,9 @@ from typing import Any
 from pydantic import BaseModel, Field
 from tqdm import tqdm
 
-from aesenv.jsonl import read_jsonl
 from aesenv.kinds import WEB
-from aesenv.llm.client import ChatClient, ClientConfig, Usage
+from aesenv.data.common import Stage, make_client, usage_summary
+from aesenv.llm.client import ChatClient
 from aesenv.rewards import PipelineConfig, RewardPipeline
 from aesenv.tasks import Category, Task
 
@@ -97,27 +97,7 @@ class WebDataConfig:
     progress: bool = True
 
 
-class _Stage:
-    """One stage's JSONL file: rows appended as they are made, read back on a rerun."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.rows: list[dict[str, Any]] = [row for _, row in read_jsonl(path)] if path.is_file() else []
-
-    def add(self, rows: list[dict[str, Any]]) -> None:
-        self.rows.extend(rows)
-        with self.path.open("a", encoding="utf-8") as fh:
-            fh.writelines(json.dumps(row) + "\n" for row in rows)
-
-
-def _client(model: str, base_url: str | None, **settings: Any) -> ChatClient:
-    options: dict[str, Any] = {"max_tokens": 4096, "temperature": 0.8, "cache_dir": None, **settings}
-    if base_url:
-        options["base_url"] = base_url
-    return ChatClient(ClientConfig(model=model, **options))
-
-
-async def _keywords(writer: ChatClient, stage: _Stage, scale: float, bar: tqdm) -> None:
+async def _keywords(writer: ChatClient, stage: Stage, scale: float, bar: tqdm) -> None:
     for category, paper in PAPER_KEYWORDS.items():
         wanted = max(1, math.ceil(paper * scale))
         have = [r["keyword"] for r in stage.rows if r["category"] == category.value]
@@ -137,7 +117,7 @@ async def _keywords(writer: ChatClient, stage: _Stage, scale: float, bar: tqdm) 
             bar.update(len(fresh))
 
 
-async def _instructions(writer: ChatClient, keywords: _Stage, stage: _Stage, per_keyword: int,
+async def _instructions(writer: ChatClient, keywords: Stage, stage: Stage, per_keyword: int,
                         slots: asyncio.Semaphore, bar: tqdm) -> None:
     done = {r["keyword"] for r in stage.rows}
 
@@ -177,7 +157,7 @@ def task_of(row: dict[str, Any]) -> Task:
     return Task(id=row["id"], prompt=row["prompt"], category=row["category"], source="aesenv-data")
 
 
-async def _answers(teachers: list[ChatClient], selected: _Stage, stage: _Stage, slots: asyncio.Semaphore,
+async def _answers(teachers: list[ChatClient], selected: Stage, stage: Stage, slots: asyncio.Semaphore,
                    bar: tqdm) -> None:
     done = {(r["id"], r["teacher"]) for r in stage.rows}
 
@@ -195,7 +175,7 @@ async def _answers(teachers: list[ChatClient], selected: _Stage, stage: _Stage, 
                            if (row["id"], t.config.model) not in done))
 
 
-async def _keep(config: WebDataConfig, selected: _Stage, answers: _Stage, kept: _Stage, scored: _Stage,
+async def _keep(config: WebDataConfig, selected: Stage, answers: Stage, kept: Stage, scored: Stage,
                 bar: tqdm) -> None:
     done = {r["id"] for r in scored.rows}
     by_id: dict[str, list[dict[str, Any]]] = {}
@@ -230,10 +210,10 @@ async def build_web_data(config: WebDataConfig) -> dict[str, Any]:
         raise ValueError("name at least one teacher model (--teacher)")
     config.out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    writer = _client(config.model, config.base_url)
+    writer = make_client(config.model, config.base_url)
     urls = config.teacher_base_urls or [config.base_url] * len(config.teachers)
-    teachers = [_client(m, u, temperature=0.0, max_tokens=8192) for m, u in zip(config.teachers, urls)]
-    stages = {name: _Stage(config.out / f"{name}.jsonl")
+    teachers = [make_client(m, u, temperature=0.0, max_tokens=8192) for m, u in zip(config.teachers, urls)]
+    stages = {name: Stage(config.out / f"{name}.jsonl")
               for name in ("keywords", "instructions", "selected", "answers", "scored", "kept")}
     slots = asyncio.Semaphore(config.concurrency)
     bars = dict(disable=not config.progress, unit="item")
@@ -260,13 +240,9 @@ async def build_web_data(config: WebDataConfig) -> dict[str, Any]:
     (config.out / "tasks.jsonl").write_text(
         "".join(task_of(r).model_dump_json() + "\n" for r in stages["selected"].rows if r["id"] in kept_ids),
         encoding="utf-8")
-    usage = {client.config.model: client.usage.model_dump() for client in (writer, *teachers)}
-    total = Usage()
-    for client in (writer, *teachers):
-        total.add(client.usage)
     summary = {"counts": {name: len(stage.rows) for name, stage in stages.items() if name != "scored"},
                "teacher_errors": sum(bool(r.get("error")) for r in stages["answers"].rows),
-               "usage": usage, "usage_total": total.model_dump(), "wall_s": round(time.perf_counter() - start, 2),
+               **usage_summary([writer, *teachers]), "wall_s": round(time.perf_counter() - start, 2),
                "judge": config.judge}
     (config.out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     return summary

@@ -1,6 +1,6 @@
-"""`aesenv data web` end to end against the scripted OpenAI-compatible test server (a stand-in for
-the writer and teacher endpoints), with the real embedding model and K-means, and the real
-pipeline ranking the teachers' pages."""
+"""`aesenv data web|plot|prompts` end to end against the scripted OpenAI-compatible test server (a
+stand-in for the writer and teacher endpoints), with the real embedding model and K-means, the real
+pipeline ranking pages and the real sandbox running scripts."""
 
 from __future__ import annotations
 
@@ -83,3 +83,68 @@ def test_clustering_collapses_near_duplicates_with_the_real_embedding_model():
     kept = select_by_clustering(rows, 3, seed=0)
     prompts = " ".join(r["prompt"] for r in kept)
     assert len(kept) == 3 and "bakery" in prompts and "snake" in prompts and "rainfall" in prompts
+
+
+GOOD_SCRIPT = """```python
+import pandas as pd
+import matplotlib.pyplot as plt
+data = pd.read_csv("data.csv")
+data.plot(x=data.columns[0])
+plt.title("From the data")
+```"""
+BROKEN_SCRIPT = "```python\nimport pandas as pd\npd.read_csv('missing.csv')\n```"
+
+
+def test_the_plot_split_keeps_scripts_that_run_and_draw(openai_server, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    tasks = load_tasks("builtin:plot")[:2]
+    source = tmp_path / "plot_tasks.jsonl"
+    source.write_text("".join(t.model_dump_json() + "\n" for t in tasks))
+    openai_server.default = lambda request: GOOD_SCRIPT if "Oslo" in json.dumps(request.messages) else BROKEN_SCRIPT
+    out = tmp_path / "plots"
+    assert cli(["data", "plot", "--tasks", f"jsonl:{source}", "--model", "writer", "--base-url", openai_server.url,
+                "--out", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["counts"] == {"tasks": 2, "answers": 2, "kept": 1}
+    assert "did not finish" in summary["dropped"]["plot-bar-fruit-sales"]
+    kept = load_tasks(f"jsonl:{out / 'tasks.jsonl'}")
+    assert [t.id for t in kept] == ["plot-line-city-temperatures"] and kept[0].data_files == tasks[0].data_files
+    assert cli(["data", "plot", "--tasks", f"jsonl:{source}", "--model", "writer", "--base-url", openai_server.url,
+                "--out", str(out)]) == 0
+    assert len(openai_server.completions) == 2  # resumed: nothing asked twice
+
+
+def test_rl_prompts_are_rewritten_within_bounds_or_rejected(openai_server, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    words = ("Build a page for our neighbourhood bakery that shows today's breads and pastries with prices, "
+             "lets visitors reserve a loaf for pick-up by choosing a time, confirms the reservation on screen, "
+             "and answers common questions about allergens and opening hours when someone asks.")
+    assert 40 <= len(words.split()) <= 60
+    asked: dict[str, int] = {}
+
+    def rewrite(request):
+        asked_for = re.search(r"Description: (.*?)\n", request.messages[1]["content"]).group(1)
+        key = "bakery" if "bakery" in asked_for else "short" if "museum" in asked_for else "bad"
+        asked[key] = asked.get(key, 0) + 1
+        if key == "bakery":
+            return {"category": "Website", "instruction": words}
+        if key == "short" and asked[key] == 1:
+            return {"category": "Website", "instruction": "A museum page."}  # too short: retried
+        if key == "short":
+            return {"category": "website", "instruction": words.replace("bakery", "museum")}
+        return {"category": "Poster", "instruction": words}  # not a category: never accepted
+
+    openai_server.default = rewrite
+    source = tmp_path / "captions.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"id": "a", "description": "bakery homepage with bread list"},
+        {"id": "b", "description": "museum site, exhibitions"},
+        {"id": "c", "description": "event poster"}]))
+    out = tmp_path / "prompts"
+    assert cli(["data", "prompts", "--source", str(source), "--model", "writer", "--base-url", openai_server.url,
+                "--out", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["counts"] == {"descriptions": 3, "tasks": 2, "rejected": 1}
+    tasks = {t.id: t for t in load_tasks(f"jsonl:{out / 'tasks.jsonl'}")}
+    assert set(tasks) == {"a", "b"} and all(40 <= len(t.prompt.split()) <= 60 for t in tasks.values())
+    assert asked["short"] == 2 and tasks["b"].category.value == "Website"
