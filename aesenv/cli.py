@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -281,6 +282,20 @@ def _cmd_sandbox(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_serve_judge(args: argparse.Namespace) -> int:
+    from aesenv.llm.serve import JudgeServer
+
+    server = JudgeServer(**{k: v for k, v in {"model": args.model, "port": args.port,
+                                              "tensor_parallel_size": args.tensor_parallel_size,
+                                              "max_model_len": args.max_model_len}.items() if v is not None})
+    if not args.exec:
+        print(server.instructions())
+        return 0
+    if shutil.which("vllm") is None:
+        raise FileNotFoundError("no `vllm` on PATH: pip install vllm on the GPU node, or drop --exec to print the command")
+    os.execvp("vllm", server.command())
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     return int(benchmarks()[args.benchmark].load()(args.rest) or 0)
 
@@ -378,6 +393,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=["build"])
     p.add_argument("--force", action="store_true", help="rebuild even when an identical image exists")
     p.set_defaults(fn=_cmd_sandbox)
+
+    p = sub.add_parser("serve-judge", help="print (or --exec) the `vllm serve` command for an open VLM judge on a "
+                                           "GPU node, and how to point aesenv at it")
+    p.add_argument("--model", help="the judge model (default: the default VLM judge's)")
+    p.add_argument("--port", type=int)
+    p.add_argument("--tensor-parallel-size", type=int, help="GPUs to shard the model over")
+    p.add_argument("--max-model-len", type=int)
+    p.add_argument("--exec", action="store_true", help="run it here instead of printing it")
+    p.set_defaults(fn=_cmd_serve_judge)
 
     names = sorted(benchmarks())
     p = sub.add_parser("bench", help="run a benchmark: " + (", ".join(names) or "none installed (pip install -e .)"))

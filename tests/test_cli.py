@@ -56,3 +56,21 @@ def test_unknown_category_is_a_clear_error(capsys):
 def test_missing_file_is_a_clear_error():
     with pytest.raises(SystemExit, match="no such file"):
         main(["score", "/nonexistent.html", "--prompt", "x"])
+
+
+def test_serve_judge_prints_the_vllm_command_and_where_to_point_aesenv(capsys):
+    assert main(["serve-judge", "--model", "Qwen/Qwen2.5-VL-72B-Instruct", "--tensor-parallel-size", "4",
+                 "--port", "8100"]) == 0
+    out = capsys.readouterr().out
+    command = next(line for line in out.splitlines() if line.startswith("vllm serve "))
+    args = command.split()
+    assert args[2] == "Qwen/Qwen2.5-VL-72B-Instruct"
+    assert args[args.index("--tensor-parallel-size") + 1] == "4" and args[args.index("--port") + 1] == "8100"
+    assert "export OPENAI_BASE_URL=http://<this-host>:8100/v1" in out
+    assert "--judge openai:Qwen/Qwen2.5-VL-72B-Instruct" in out
+
+
+def test_serve_judge_exec_without_vllm_is_a_clear_error(capsys, monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert main(["serve-judge", "--exec"]) == 2
+    assert "no `vllm` on PATH" in capsys.readouterr().err

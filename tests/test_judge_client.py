@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 from pydantic import BaseModel, Field
 
-from aesenv.llm.client import ChatClient, ClientConfig, JudgeError, extract_json_object, image_part
+from aesenv.llm.client import ChatClient, ClientConfig, JudgeError, extract_json_object, image_part, list_price
 from support.openai_server import answer, choices, drop, http_error, slow
 
 API_KEY = "sk-test-0123456789abcdefSECRET"
@@ -59,7 +59,7 @@ async def test_valid_answer_with_image_over_the_real_protocol(openai_server, mak
     assert request.images == [image] and request.image_mimes == ["image/png"]
     assert request.body["response_format"] == {"type": "json_object"}
     assert request.body["model"] == "test-model" and request.body["temperature"] == 0.0
-    assert request.headers["Authorization"] == f"Bearer {API_KEY}"
+    assert request.headers["authorization"] == f"Bearer {API_KEY}"
     assert "n" not in request.body
 
 
@@ -250,3 +250,68 @@ def test_defaults_come_from_the_environment(monkeypatch, tmp_path):
     assert config.base_url == "http://vllm.local:8000/v1" and config.cache_dir == tmp_path
     monkeypatch.setenv("AESENV_JUDGE_CACHE", "off")
     assert ClientConfig(model="m").cache_dir is None
+
+
+async def test_no_key_sends_no_authorization_header(openai_server, make_client, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY")
+    openai_server.script({"score": 1})
+    await make_client(cache_dir=None).complete_json(_messages(), Verdict)
+    (request,) = openai_server.completions
+    assert "authorization" not in request.headers
+
+
+@pytest.mark.parametrize("model, reasoning", [("o3-mini", True), ("gpt-5", True), ("openai/o4-mini", True),
+                                              ("gpt-5-chat-latest", False), ("gpt-4o", False),
+                                              ("Qwen/Qwen2.5-VL-7B-Instruct", False)])
+async def test_reasoning_models_get_max_completion_tokens_and_no_temperature(openai_server, make_client,
+                                                                            model, reasoning):
+    openai_server.script({"score": 1})
+    await make_client(cache_dir=None, model=model, max_tokens=300).complete_json(_messages(), Verdict)
+    body = openai_server.completions[0].body
+    if reasoning:
+        assert body["max_completion_tokens"] == 300 and "temperature" not in body and "max_tokens" not in body
+    else:
+        assert body["max_tokens"] == 300 and body["temperature"] == 0.0 and "max_completion_tokens" not in body
+
+
+async def test_reasoning_can_be_forced_with_an_effort(openai_server, make_client):
+    openai_server.script({"score": 1})
+    await make_client(cache_dir=None, model="my-gateway-alias", reasoning=True,
+                      reasoning_effort="low").complete_json(_messages(), Verdict)
+    body = openai_server.completions[0].body
+    assert body["reasoning_effort"] == "low" and "temperature" not in body
+
+
+async def test_azure_deployments_are_addressed_the_azure_way(openai_server, make_client):
+    openai_server.script({"score": 5})
+    client = make_client(cache_dir=None, model="my-deployment", base_url=openai_server.url.removesuffix("/v1"),
+                         azure_api_version="2024-10-21")
+    assert (await client.complete_json(_messages(), Verdict)).value.score == 5
+    (request,) = openai_server.completions
+    assert request.path.startswith("/openai/deployments/my-deployment/chat/completions?api-version=2024-10-21")
+    assert request.headers["api-key"] == API_KEY
+
+
+def test_list_prices_cover_dated_snapshots_and_yield_to_the_config():
+    assert list_price("gpt-4o-2024-08-06") == list_price("gpt-4o") != list_price("gpt-4o-mini")
+    assert list_price("gpt-4o-mini-2024-07-18") == list_price("gpt-4o-mini")
+    assert list_price("Qwen/Qwen2.5-VL-7B-Instruct") is None
+    assert ClientConfig(model="gpt-4.1-mini", cache_dir=None).prices == list_price("gpt-4.1-mini")
+    assert ClientConfig(model="gpt-4.1-mini", cache_dir=None, price_per_mtok_out=9.0).prices == (
+        list_price("gpt-4.1-mini")[0], 9.0)
+    assert ClientConfig(model="my-local-model", cache_dir=None).prices is None
+
+
+async def test_listed_models_are_priced_without_configuration(openai_server, make_client):
+    openai_server.script(answer({"score": 1}, usage=(2000, 100)))
+    result = await make_client(cache_dir=None, model="gpt-4o-mini").complete_json(_messages(), Verdict)
+    price_in, price_out = list_price("gpt-4o-mini")
+    assert result.usage.cost_usd == pytest.approx(2000 / 1e6 * price_in + 100 / 1e6 * price_out)
+
+
+async def test_the_cache_key_names_the_endpoint(openai_server, make_client):
+    openai_server.script({"score": 6}, {"score": 2})
+    first = await make_client().complete_json(_messages(), Verdict)
+    elsewhere = await make_client(base_url=openai_server.url.replace("127.0.0.1", "localhost")).complete_json(
+        _messages(), Verdict)
+    assert not elsewhere.cached and (first.value.score, elsewhere.value.score) == (6, 2)

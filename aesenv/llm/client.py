@@ -1,18 +1,21 @@
 """An OpenAI-compatible chat client for judges and agents that must answer in schema-checked JSON.
 
-Works against OpenAI, vLLM and any gateway that speaks `POST {base_url}/chat/completions`.
-Why it exists instead of a plain HTTP call: a reward computed from a VLM must be cheap to
-repeat, reproducible and honest about failure, so every call here
+The transport is the official `openai` SDK (`AsyncOpenAI`, or `AsyncAzureOpenAI` given an Azure
+API version), so it works against OpenAI, Azure, vLLM and any gateway the SDK speaks to, with the
+SDK's request building, proxies and typed errors. What aesenv adds lives here, around it, because
+a reward computed from a VLM must be cheap to repeat, reproducible and honest about failure:
 
 - asks for JSON and still accepts servers that ignore the request (first JSON object in the text,
   fenced or bare), validates it with a pydantic schema plus an optional `validate` hook;
 - retries transport failures (connect, timeout, dropped connection, 429, 5xx) and unusable answers
-  with exponential backoff and jitter, honouring `Retry-After`; after `retries` re-attempts it
-  raises `JudgeError`, which callers turn into an `infra_error` (never a score of 0);
+  with exponential backoff and jitter, honouring `Retry-After` (the SDK's own retries are off, so
+  one budget covers both and `worst_case_s` is a deadline that fits every retry); after `retries`
+  re-attempts it raises `JudgeError`, which callers turn into an `infra_error` (never a score of 0);
 - runs under a concurrency limit and an optional requests-per-minute limit;
-- caches validated answers on disk, keyed by model, messages (images by hash), sampling params and
-  schema, so re-scoring the same page costs no request;
-- counts requests, tokens and (given prices) dollars.
+- caches validated answers on disk, keyed by endpoint, model, messages (images by hash), sampling
+  params and schema, so re-scoring the same page costs no request;
+- counts requests, tokens and dollars (`LIST_PRICES` for common models, overridable per config);
+- sends reasoning models (o-series, GPT-5) `max_completion_tokens` and no `temperature`.
 
 The API key is read from the environment at request time and never stored in configs, records,
 logs or the cache.
@@ -32,10 +35,11 @@ import re
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
-import httpx
+import openai
+from openai.types.chat import ChatCompletion
 from pydantic import BaseModel, Field, ValidationError
 
 from aesenv.paths import home
@@ -48,6 +52,30 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 CACHE_ENV = "AESENV_JUDGE_CACHE"  # a directory, or "off" to disable the cache
 _RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 _SECRET_LIKE = re.compile(r"\b(sk|key|token)-[A-Za-z0-9_\-*]{6,}")
+_REASONING_MODEL = re.compile(r"^(o[1-9]|gpt-5(?!-chat))")
+
+# USD per million tokens (input, output): list prices of common models as published in 2025; a
+# config's `price_per_mtok_in/out` overrides them. A dated snapshot ("gpt-4o-2024-08-06") takes the
+# price of its longest listed prefix; a model not listed is unpriced (cost None), never free.
+LIST_PRICES: dict[str, tuple[float, float]] = {
+    "gpt-4o": (2.50, 10.00),
+    "gpt-4o-mini": (0.15, 0.60),
+    "gpt-4.1": (2.00, 8.00),
+    "gpt-4.1-mini": (0.40, 1.60),
+    "gpt-4.1-nano": (0.10, 0.40),
+    "o3": (2.00, 8.00),
+    "o4-mini": (1.10, 4.40),
+    "gpt-5": (1.25, 10.00),
+    "gpt-5-mini": (0.25, 2.00),
+    "gpt-5-nano": (0.05, 0.40),
+}
+
+
+def list_price(model: str) -> tuple[float, float] | None:
+    """The listed (input, output) price of `model` or of its longest listed prefix."""
+    name = model.rpartition("/")[2]
+    prefixes = [m for m in LIST_PRICES if name == m or name.startswith(m + "-")]
+    return LIST_PRICES[max(prefixes, key=len)] if prefixes else None
 
 
 def _default_base_url() -> str:
@@ -76,8 +104,38 @@ class ClientConfig(BaseModel):
     concurrency: int = Field(default=4, ge=1)
     requests_per_minute: int | None = Field(default=None, ge=1)
     cache_dir: Path | None = Field(default_factory=_default_cache_dir)
-    price_per_mtok_in: float | None = None
+    price_per_mtok_in: float | None = None  # overrides LIST_PRICES for this model
     price_per_mtok_out: float | None = None
+    reasoning: bool | None = Field(default=None, description=(
+        "a reasoning model (max_completion_tokens, no temperature); None: guessed from the name"))
+    reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = None
+    azure_api_version: str | None = Field(default=None, description=(
+        "set for Azure OpenAI: base_url is then the resource endpoint and model the deployment"))
+
+    @property
+    def is_reasoning(self) -> bool:
+        if self.reasoning is not None:
+            return self.reasoning
+        return bool(_REASONING_MODEL.match(self.model.rpartition("/")[2]))
+
+    @property
+    def prices(self) -> tuple[float, float] | None:
+        """(input, output) USD per million tokens, or None when the model's price is unknown."""
+        listed = list_price(self.model)
+        if self.price_per_mtok_in is None and self.price_per_mtok_out is None:
+            return listed
+        fallback = listed or (0.0, 0.0)
+        return (fallback[0] if self.price_per_mtok_in is None else self.price_per_mtok_in,
+                fallback[1] if self.price_per_mtok_out is None else self.price_per_mtok_out)
+
+    def sampling(self) -> dict[str, Any]:
+        """The length and sampling parameters of one request, as this kind of model takes them."""
+        if self.is_reasoning:
+            params: dict[str, Any] = {"max_completion_tokens": self.max_tokens}
+            if self.reasoning_effort is not None:
+                params["reasoning_effort"] = self.reasoning_effort
+            return params
+        return {"max_tokens": self.max_tokens, "temperature": self.temperature}
 
     @property
     def worst_case_s(self) -> float:
@@ -242,13 +300,25 @@ class _RateLimiter:
             await asyncio.sleep(delay)
 
 
+def _sdk_client(config: ClientConfig) -> openai.AsyncOpenAI:
+    """The SDK client for `config`, its own retries off (ours count them). The key is looked up
+    on every request, so a rotated key is picked up and none is held in an object we log."""
+
+    async def api_key() -> str:
+        return os.environ.get(config.api_key_env, "")
+
+    common: dict[str, Any] = {"api_key": api_key, "timeout": config.timeout_s, "max_retries": 0}
+    if config.azure_api_version:
+        return openai.AsyncAzureOpenAI(azure_endpoint=config.base_url, api_version=config.azure_api_version, **common)
+    return openai.AsyncOpenAI(base_url=config.base_url, **common)
+
+
 class _LoopState:
-    """The HTTP client and limits of one event loop (asyncio primitives cannot cross loops)."""
+    """The SDK client and limits of one event loop (asyncio primitives cannot cross loops)."""
 
     def __init__(self, config: ClientConfig) -> None:
         self.loop = asyncio.get_running_loop()
-        self.http = httpx.AsyncClient(timeout=httpx.Timeout(config.timeout_s),
-                                      limits=httpx.Limits(max_connections=config.concurrency))
+        self.api = _sdk_client(config)
         self.semaphore = asyncio.Semaphore(config.concurrency)
         self.limiter = _RateLimiter(config.requests_per_minute) if config.requests_per_minute else None
 
@@ -256,20 +326,16 @@ class _LoopState:
 class ChatClient:
     def __init__(self, config: ClientConfig) -> None:
         self.config = config
-        self.usage = Usage(cost_usd=0.0 if self._priced else None)
+        self.usage = Usage(cost_usd=0.0 if config.prices else None)
         self._cache = _DiskCache(config.cache_dir) if config.cache_dir is not None else None
         self._state: _LoopState | None = None
         self._json_mode = True  # switched off if the server rejects `response_format`
 
-    @property
-    def _priced(self) -> bool:
-        return self.config.price_per_mtok_in is not None or self.config.price_per_mtok_out is not None
-
     def _cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
-        if not self._priced:
+        prices = self.config.prices
+        if prices is None:
             return None
-        return round(prompt_tokens / 1e6 * (self.config.price_per_mtok_in or 0.0)
-                     + completion_tokens / 1e6 * (self.config.price_per_mtok_out or 0.0), 8)
+        return round(prompt_tokens / 1e6 * prices[0] + completion_tokens / 1e6 * prices[1], 8)
 
     def _loop_state(self) -> _LoopState:
         if self._state is None or self._state.loop is not asyncio.get_running_loop():
@@ -278,7 +344,9 @@ class ChatClient:
 
     def cache_key(self, messages: list[dict], schema: type[BaseModel], samples: int) -> str:
         material = {
+            "base_url": self.config.public_base_url,
             "model": self.config.model,
+            "reasoning_effort": self.config.reasoning_effort,
             "messages": _message_fingerprint(messages),
             "temperature": self.config.temperature,
             "max_tokens": self.config.max_tokens,
@@ -323,7 +391,7 @@ class ChatClient:
             values = [parse(json.dumps(s)) for s in entry["samples"]]
         except _Retryable:
             return None  # written under an older schema or check: answer afresh
-        usage = Usage(cache_hits=1, cost_usd=0.0 if self._priced else None)
+        usage = Usage(cache_hits=1, cost_usd=0.0 if self.config.prices else None)
         self.usage.add(usage)
         schema = type(values[0])
         return Completion[schema](value=values[0], samples=values, cached=True, usage=usage,
@@ -376,24 +444,22 @@ class ChatClient:
     async def complete_chat(self, messages: list[dict], *, tools: list[dict] | None = None) -> tuple[dict, Usage]:
         """One assistant message (text and/or native `tool_calls`) for an agent's turn: the same
         transport, limits, retries and accounting as `complete_json`, without JSON checks or cache."""
-        body: dict[str, Any] = {"model": self.config.model, "messages": messages,
-                                "temperature": self.config.temperature, "max_tokens": self.config.max_tokens}
+        params: dict[str, Any] = {"messages": messages}
         if tools:
-            body["tools"] = tools
+            params["tools"] = tools
         usage = Usage()
         failures = 0
         try:
             while True:
                 try:
-                    payload = await self._post(body, usage)
-                    message = payload["choices"][0]["message"]
-                    if not isinstance(message, dict):
-                        raise TypeError("message is not an object")
-                    reply = {"role": "assistant", "content": message.get("content")}
-                    if message.get("tool_calls"):
-                        reply["tool_calls"] = message["tool_calls"]
+                    completion = await self._post(params, usage)
+                    message = completion.choices[0].message
+                    reply: dict[str, Any] = {"role": "assistant", "content": message.content}
+                    if message.tool_calls:
+                        reply["tool_calls"] = [call.model_dump(mode="json", exclude_none=True)
+                                               for call in message.tool_calls]
                     return reply, usage
-                except (KeyError, IndexError, TypeError):
+                except (IndexError, AttributeError, TypeError):
                     exc = _Retryable("not a chat-completions response (no choices[0].message)")
                 except _Retryable as retryable:
                     exc = retryable
@@ -413,16 +479,15 @@ class ChatClient:
     async def _request(self, messages: list[dict], n: int, seed: int | None, usage: Usage) -> list[str]:
         """One chat-completions request; returns the choices' texts. Transport trouble raises
         `_Retryable`; a request the server will never accept raises `JudgeError`."""
-        body: dict[str, Any] = {"model": self.config.model, "messages": messages,
-                                "temperature": self.config.temperature, "max_tokens": self.config.max_tokens}
+        params: dict[str, Any] = {"messages": messages}
         if n > 1:
-            body["n"] = n
+            params["n"] = n
         if seed is not None:
-            body["seed"] = seed
+            params["seed"] = seed
         if self._json_mode:
-            body["response_format"] = {"type": "json_object"}
+            params["response_format"] = {"type": "json_object"}
         try:
-            payload = await self._post(body, usage)
+            completion = await self._post(params, usage)
         except _Rejected as exc:
             if exc.status == 400 and self._json_mode and "response_format" in exc.detail:
                 log.warning("%s rejects response_format; asking for JSON in the prompt only", self.config.public_base_url)
@@ -430,57 +495,51 @@ class ChatClient:
                 return await self._request(messages, n, seed, usage)
             raise
         try:
-            texts = [c["message"]["content"] or "" for c in payload["choices"]]
-        except (KeyError, TypeError):
+            texts = [choice.message.content or "" for choice in completion.choices]
+        except (AttributeError, TypeError):
             raise _Retryable("not a chat-completions response (no choices[].message.content)") from None
         if not texts:
             raise _Retryable("the response has no choices")
         return texts
 
-    async def _post(self, body: dict[str, Any], usage: Usage) -> dict[str, Any]:
-        """POST one chat-completions body under the limits; count the request and its tokens.
-        Transport trouble raises `_Retryable`; a request the server refuses for good, `_Rejected`."""
+    async def _post(self, params: dict[str, Any], usage: Usage) -> ChatCompletion:
+        """Send one chat-completions request through the SDK under the limits; count the request
+        and its tokens. Transport trouble raises `_Retryable`; a request the server refuses for
+        good, `_Rejected`."""
         state = self._loop_state()
-        headers = {"Content-Type": "application/json"}
         api_key = os.environ.get(self.config.api_key_env)
-        if api_key:
-            headers["Authorization"] = f"Bearer {api_key}"
-        url = self.config.base_url.rstrip("/") + "/chat/completions"
+        # No key (a local vLLM): send no Authorization header rather than an empty one.
+        headers = None if api_key else {"Authorization": openai.omit}
         if state.limiter is not None:
             await state.limiter.wait()
         async with state.semaphore:
             usage.requests += 1
-            try:  # httpx times each phase; wait_for bounds the whole exchange (a trickling reply too)
-                response = await asyncio.wait_for(state.http.post(url, json=body, headers=headers),
-                                                  self.config.timeout_s)
-            except (httpx.TimeoutException, asyncio.TimeoutError):
+            try:  # the SDK times each phase; wait_for bounds the whole exchange (a trickling reply too)
+                completion = await asyncio.wait_for(
+                    state.api.chat.completions.create(model=self.config.model, **self.config.sampling(), **params,
+                                                      extra_headers=headers),
+                    self.config.timeout_s)
+            except (openai.APITimeoutError, asyncio.TimeoutError):
                 raise _Retryable(f"no response within {self.config.timeout_s}s") from None
-            except httpx.TransportError as exc:
-                raise _Retryable(f"transport error: {type(exc).__name__}: {_scrub(str(exc), api_key)}") from None
-        if response.status_code != 200:
-            detail = _scrub(response.text[:300], api_key)
-            if response.status_code in _RETRYABLE_STATUS:
-                raise _Retryable(f"HTTP {response.status_code}: {detail}",
-                                 retry_after=_retry_after_s(response.headers.get("retry-after")))
-            raise _Rejected(response.status_code, detail,
-                            f"{self.config.model} at {self.config.public_base_url}: HTTP {response.status_code}: "
-                            f"{detail}" + (" (is the API key set?)" if response.status_code in (401, 403) else ""))
-        try:
-            payload = response.json()
-            if not isinstance(payload, dict):
-                raise ValueError("not an object")
-        except ValueError:
-            raise _Retryable(f"not a chat-completions response: {_scrub(response.text[:200], api_key)}") from None
-        tokens = payload.get("usage") or {}
-        usage.prompt_tokens += int(tokens.get("prompt_tokens") or 0)
-        usage.completion_tokens += int(tokens.get("completion_tokens") or 0)
-        return payload
+            except openai.APIConnectionError as exc:
+                cause = exc.__cause__ or exc
+                raise _Retryable(f"transport error: {type(cause).__name__}: {_scrub(str(cause), api_key)}") from None
+            except openai.APIStatusError as exc:
+                raise _status_error(exc, self.config, api_key) from None
+            except openai.APIResponseValidationError as exc:
+                raise _Retryable(f"not a chat-completions response: {_scrub(str(exc)[:200], api_key)}") from None
+        if not isinstance(completion, ChatCompletion):  # a 200 whose body is not JSON comes back as text
+            raise _Retryable(f"not a chat-completions response: {_scrub(str(completion)[:200], api_key)}")
+        if completion.usage is not None:
+            usage.prompt_tokens += int(completion.usage.prompt_tokens or 0)
+            usage.completion_tokens += int(completion.usage.completion_tokens or 0)
+        return completion
 
     async def close(self) -> None:
         if self._state is not None:
             state, self._state = self._state, None
             if state.loop is asyncio.get_running_loop():
-                await state.http.aclose()
+                await state.api.close()
 
 
 def _correction(exc: _Retryable) -> list[dict]:
@@ -488,6 +547,16 @@ def _correction(exc: _Retryable) -> list[dict]:
     return [{"role": "assistant", "content": (exc.bad_answer or "")[:2000]},
             {"role": "user", "content": f"That answer could not be used ({exc}). "
                                         "Reply again with only the JSON object, every field within its range."}]
+
+
+def _status_error(exc: openai.APIStatusError, config: ClientConfig, api_key: str | None) -> Exception:
+    """A non-200 answer as ours: retryable (rate limits, overload) or refused for good."""
+    detail = _scrub(exc.response.text[:300], api_key)
+    status = exc.status_code
+    if status in _RETRYABLE_STATUS:
+        return _Retryable(f"HTTP {status}: {detail}", retry_after=_retry_after_s(exc.response.headers.get("retry-after")))
+    hint = " (is the API key set?)" if status in (401, 403) else ""
+    return _Rejected(status, detail, f"{config.model} at {config.public_base_url}: HTTP {status}: {detail}{hint}")
 
 
 def _one_line(exc: Exception) -> str:

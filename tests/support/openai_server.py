@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Union
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -47,7 +48,7 @@ class ChatRequest:
     """One request as the server received it."""
 
     path: str
-    headers: dict[str, str]
+    headers: dict[str, str]  # names lower-cased: HTTP header names are case-insensitive
     body: dict[str, Any]
     images: list[bytes] = field(default_factory=list)
     image_mimes: list[str] = field(default_factory=list)
@@ -162,7 +163,7 @@ class OpenAIServer:
 
     @property
     def completions(self) -> list[ChatRequest]:
-        return [r for r in self.requests if r.path.endswith("/chat/completions")]
+        return [r for r in self.requests if urlsplit(r.path).path.endswith("/chat/completions")]
 
     def start(self) -> "OpenAIServer":
         server = self
@@ -238,7 +239,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 - http.server naming
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
-        if not self.path.rstrip("/").endswith("/chat/completions"):
+        if not urlsplit(self.path).path.rstrip("/").endswith("/chat/completions"):
             self._error(404, f"no route {self.path}")
             return
         try:
@@ -293,7 +294,7 @@ class _Handler(BaseHTTPRequestHandler):
         response_format = body.get("response_format")
         if response_format is not None and response_format.get("type") not in ("text", "json_object", "json_schema"):
             raise ValueError("unsupported response_format")
-        request = ChatRequest(path=self.path, headers=dict(self.headers.items()), body=body)
+        request = ChatRequest(path=self.path, headers={k.lower(): v for k, v in self.headers.items()}, body=body)
         for message in messages:
             if message.get("role") not in ("system", "user", "assistant", "tool"):
                 raise ValueError(f"bad role {message.get('role')!r}")
