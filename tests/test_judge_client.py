@@ -57,7 +57,8 @@ async def test_valid_answer_with_image_over_the_real_protocol(openai_server, mak
     assert result.value == Verdict(score=7, reason="clear") and not result.cached
     (request,) = openai_server.completions
     assert request.images == [image] and request.image_mimes == ["image/png"]
-    assert request.body["response_format"] == {"type": "json_object"}
+    assert request.body["response_format"] == {"type": "json_schema", "json_schema": {
+        "name": "Verdict", "schema": Verdict.model_json_schema(), "strict": False}}
     assert request.body["model"] == "test-model" and request.body["temperature"] == 0.0
     assert request.headers["authorization"] == f"Bearer {API_KEY}"
     assert "n" not in request.body
@@ -150,12 +151,17 @@ async def test_client_errors_are_not_retried_and_never_echo_the_key(openai_serve
     assert len(openai_server.completions) == 1
 
 
-async def test_server_rejecting_response_format_is_asked_again_without_it(openai_server, make_client):
-    openai_server.script(http_error(400, message="response_format json_object is not supported"), {"score": 2})
+async def test_server_rejecting_response_format_is_asked_for_less_then_nothing(openai_server, make_client):
+    openai_server.script(http_error(400, message="response_format json_schema is not supported"),
+                         http_error(400, message="'response_format' of type 'json_object' is not supported"),
+                         {"score": 2}, {"score": 3})
     client = make_client(cache_dir=None)
     assert (await client.complete_json(_messages(), Verdict)).value.score == 2
-    first, second = openai_server.completions
-    assert "response_format" in first.body and "response_format" not in second.body
+    first, second, third = openai_server.completions
+    assert first.body["response_format"]["type"] == "json_schema"
+    assert second.body["response_format"] == {"type": "json_object"} and "response_format" not in third.body
+    assert (await client.complete_json(_messages(text="again"), Verdict)).value.score == 3
+    assert "response_format" not in openai_server.completions[3].body  # remembered for the client's life
 
 
 async def test_cache_is_persistent_and_makes_no_request(openai_server, make_client, tmp_path):

@@ -329,7 +329,9 @@ class ChatClient:
         self.usage = Usage(cost_usd=0.0 if config.prices else None)
         self._cache = _DiskCache(config.cache_dir) if config.cache_dir is not None else None
         self._state: _LoopState | None = None
-        self._json_mode = True  # switched off if the server rejects `response_format`
+        # How JSON is asked for, strongest first; a server that rejects one gets the next. A schema
+        # lets vLLM (and OpenAI) constrain decoding to it; `json_object` only to some object.
+        self._json_modes: list[str] = ["json_schema", "json_object"]
 
     def _cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
         prices = self.config.prices
@@ -377,7 +379,7 @@ class ChatClient:
             hit = self._from_cache(key, parse, samples)
             if hit is not None:
                 return hit
-        values, texts, usage = await self._sample(messages, parse, samples)
+        values, texts, usage = await self._sample(messages, schema, parse, samples)
         if key is not None:
             self._cache.put(key, {"model": self.config.model, "schema": schema.__name__,
                                   "samples": [v.model_dump(mode="json") for v in values]})
@@ -397,7 +399,7 @@ class ChatClient:
         return Completion[schema](value=values[0], samples=values, cached=True, usage=usage,
                                   raw_text=json.dumps(entry["samples"][0]))
 
-    async def _sample(self, messages: list[dict], parse: Callable[[str], T],
+    async def _sample(self, messages: list[dict], schema: type[T], parse: Callable[[str], T],
                       samples: int) -> tuple[list[T], list[str], Usage]:
         """Collect `samples` valid answers. A request that yields at least one valid answer is
         progress; one that yields none (or fails) spends one retry."""
@@ -411,7 +413,7 @@ class ChatClient:
                 wanted = samples - len(values)
                 seed = usage.requests if samples > 1 and usage.requests else None  # distinct per extra request
                 try:
-                    choices = await self._request(messages + feedback, wanted, seed, usage)
+                    choices = await self._request(messages + feedback, schema, wanted, seed, usage)
                     before, error = len(values), None
                     for text in choices[:wanted]:
                         try:
@@ -476,7 +478,8 @@ class ChatClient:
             wait = self.config.backoff_s * 2 ** (failures - 1) * random.uniform(1.0, 1.5)
         return min(wait, self.config.max_wait_s)
 
-    async def _request(self, messages: list[dict], n: int, seed: int | None, usage: Usage) -> list[str]:
+    async def _request(self, messages: list[dict], schema: type[BaseModel], n: int, seed: int | None,
+                       usage: Usage) -> list[str]:
         """One chat-completions request; returns the choices' texts. Transport trouble raises
         `_Retryable`; a request the server will never accept raises `JudgeError`."""
         params: dict[str, Any] = {"messages": messages}
@@ -484,15 +487,16 @@ class ChatClient:
             params["n"] = n
         if seed is not None:
             params["seed"] = seed
-        if self._json_mode:
-            params["response_format"] = {"type": "json_object"}
+        if self._json_modes:
+            params["response_format"] = _response_format(self._json_modes[0], schema)
         try:
             completion = await self._post(params, usage)
         except _Rejected as exc:
-            if exc.status == 400 and self._json_mode and "response_format" in exc.detail:
-                log.warning("%s rejects response_format; asking for JSON in the prompt only", self.config.public_base_url)
-                self._json_mode = False
-                return await self._request(messages, n, seed, usage)
+            if exc.status == 400 and self._json_modes and _names_response_format(exc.detail):
+                refused = self._json_modes.pop(0)
+                log.warning("%s rejects response_format %s; asking for %s", self.config.public_base_url, refused,
+                            self._json_modes[0] if self._json_modes else "JSON in the prompt only")
+                return await self._request(messages, schema, n, seed, usage)
             raise
         try:
             texts = [choice.message.content or "" for choice in completion.choices]
@@ -547,6 +551,17 @@ def _correction(exc: _Retryable) -> list[dict]:
     return [{"role": "assistant", "content": (exc.bad_answer or "")[:2000]},
             {"role": "user", "content": f"That answer could not be used ({exc}). "
                                         "Reply again with only the JSON object, every field within its range."}]
+
+
+def _response_format(mode: str, schema: type[BaseModel]) -> dict[str, Any]:
+    if mode == "json_schema":  # not strict: OpenAI's strict mode refuses ordinary pydantic schemas
+        return {"type": "json_schema", "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema(),
+                                                       "strict": False}}
+    return {"type": mode}
+
+
+def _names_response_format(detail: str) -> bool:
+    return any(word in detail for word in ("response_format", "json_schema", "json_object"))
 
 
 def _status_error(exc: openai.APIStatusError, config: ClientConfig, api_key: str | None) -> Exception:
