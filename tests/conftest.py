@@ -2,6 +2,7 @@ import pytest_asyncio
 
 from aesenv.render import RenderConfig, Renderer
 from support.openai_server import openai_server  # noqa: F401 - fixture: a scripted OpenAI-compatible server
+from support.vllm_server import vllm_server  # noqa: F401 - fixture: a real vLLM server on a tiny random model
 
 
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
