@@ -9,6 +9,7 @@ requests are accepted, answers are well-formed and episodes are recorded.
 from __future__ import annotations
 
 import json
+import subprocess
 from typing import Literal
 
 import pytest
@@ -18,9 +19,10 @@ from aesenv.envs import make_core
 from aesenv.envs.refine import RefineBudget
 from aesenv.envs.tools import TOOLS
 from aesenv.llm.client import ChatClient, ClientConfig, JudgeError
+from aesenv.llm.serve import JudgeServer
 from aesenv.trajectory import run_episode
 from policies.openai_chat import OpenAIChatPolicy
-from support.vllm_server import minimal_env
+from support.vllm_server import minimal_env, vllm_problem, vllm_venv
 from test_refine import TASK
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]  # the first test also waits for the server to start
@@ -97,11 +99,8 @@ async def test_chat_history_with_native_tool_calls_is_accepted(vllm_server):
     await policy.close()
 
 
-@pytest.mark.xfail(strict=True, raises=JudgeError,
-                   reason="the client asks for response_format json_object, which vLLM does not tie to the schema: "
-                          "a random model never writes a valid Verdict; it needs a json_schema response_format "
-                          "(issue 20; drop this marker when the client sends it)")
 async def test_judge_answers_are_schema_valid_json(vllm_server):
+    """Only a json_schema response_format makes vLLM constrain a random model to the schema."""
     client = _judge(vllm_server)
     done = await client.complete_json([{"role": "user", "content": "Rate the page."}], Verdict)
     assert isinstance(done.value, Verdict) and done.samples == [done.value]
@@ -110,9 +109,6 @@ async def test_judge_answers_are_schema_valid_json(vllm_server):
     await client.close()
 
 
-@pytest.mark.xfail(strict=True, raises=JudgeError,
-                   reason="as above: needs a json_schema response_format (issue 20; drop this marker when the client "
-                          "sends it)")
 async def test_judge_samples_come_back_in_one_request(vllm_server):
     client = _judge(vllm_server, temperature=1.0)  # vLLM refuses n > 1 with greedy sampling
     done = await client.complete_json([{"role": "user", "content": "Rate the page."}], Verdict, samples=3)
@@ -136,3 +132,30 @@ async def test_refine_episode_driven_by_the_served_model_is_recorded(vllm_server
     assert record["status"] in ("ok", "infra_error") and record["task_id"] == TASK.id
     assert (trajectory.reward is None) == (record["reward"] is None)
     assert record["reward"] is not None or record["status"] == "infra_error" or record["failure"]
+
+
+async def test_greedy_samples_are_refused_with_the_servers_reason(vllm_server):
+    """vLLM will not return n > 1 greedy samples; the error must say so, not look like a bad answer."""
+    client = _judge(vllm_server)
+    with pytest.raises(JudgeError, match="HTTP 400.*greedy"):
+        await client.complete_json([{"role": "user", "content": "Rate the page."}], Verdict, samples=3)
+    assert client.usage.requests == 1
+    await client.close()
+
+
+def test_the_printed_judge_command_parses_with_vllms_own_arguments(tmp_path):
+    """`aesenv serve-judge` prints `vllm serve MODEL FLAGS`: every flag must be one this vLLM takes."""
+    if problem := vllm_problem():
+        pytest.skip(problem)
+    args = JudgeServer(tensor_parallel_size=2, extra=["--dtype", "bfloat16"]).command()
+    assert args[:2] == ["vllm", "serve"]
+    check = ("import sys\n"
+             "from vllm.entrypoints.launchers.cli_args import make_arg_parser\n"
+             "from vllm.utils.argparse_utils import FlexibleArgumentParser\n"
+             "ns = make_arg_parser(FlexibleArgumentParser()).parse_args(sys.argv[1:])\n"
+             "print(ns.model, ns.tensor_parallel_size, ns.limit_mm_per_prompt, ns.tool_call_parser)\n")
+    done = subprocess.run([str(vllm_venv() / "bin" / "python"), "-c", check, "--model", args[2], *args[3:]],
+                          env=minimal_env(tmp_path), capture_output=True, text=True, timeout=300,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split()[:2] == [args[2], "2"] and "hermes" in done.stdout
