@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import sys
 
-import httpx
+import urllib.error
+import urllib.request
 
 SCHEMA = {"type": "object", "properties": {"score": {"type": "integer", "minimum": 0, "maximum": 10},
                                            "reason": {"type": "string", "maxLength": 40}},
@@ -58,24 +59,35 @@ CASES: dict[str, dict] = {
 }
 
 
+def _post(url: str, body: dict, headers: dict) -> tuple[int, str]:
+    """The raw exchange (no client in between: the probe is about what the server itself takes)."""
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json", **headers})
+    try:
+        with urllib.request.urlopen(request, timeout=180) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode(errors="replace")
+
+
 def probe(base_url: str, model: str, name: str, extra: dict) -> tuple[str, int, str]:
     extra = dict(extra)
     headers = extra.pop("_headers", {})
     body = {"model": model, "messages": USER, "temperature": 0.0, "max_tokens": 16, **extra}
     body = {k: v for k, v in body.items() if v is not None}
-    response = httpx.post(f"{base_url}/chat/completions", json=body, headers=headers, timeout=180)
-    if response.status_code != 200:
+    status, text = _post(f"{base_url}/chat/completions", body, headers)
+    if status != 200:
         try:
-            detail = response.json().get("error", {}).get("message") or response.text
+            detail = json.loads(text).get("error", {}).get("message") or text
         except ValueError:
-            detail = response.text
-        return name, response.status_code, "refused: " + " ".join(str(detail).split())[:300]
+            detail = text
+        return name, status, "refused: " + " ".join(str(detail).split())[:300]
     if body.get("stream"):
-        chunks = [line for line in response.text.splitlines() if line.startswith("data: ")]
+        chunks = [line for line in text.splitlines() if line.startswith("data: ")]
         usage = [json.loads(c[6:]).get("usage") for c in chunks if c != "data: [DONE]"]
         return name, 200, f"{len(chunks)} SSE chunks, ends with [DONE]: {chunks[-1] == 'data: [DONE]'}, " \
                           f"usage chunk: {any(usage)}"
-    payload = response.json()
+    payload = json.loads(text)
     shown = []
     for c in payload["choices"]:
         m = c["message"]
