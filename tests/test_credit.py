@@ -1,0 +1,156 @@
+"""Segment credit assignment (train.credit) against hand computations and random message trees."""
+
+import random
+
+import pytest
+
+from train.credit import MessageTree, keep_recent, merged_segments, segment_offsets, select_paths
+
+
+def _weighted_sum(deltas, counts):
+    return sum(d * n for d, n in zip(deltas, counts))
+
+
+def test_offsets_match_a_hand_computation():
+    gamma = 0.995
+    phi, counts = [0.2, 0.5, 0.4], [10, 20, 30]
+    r0, r1 = gamma * 0.5 - 0.2, gamma * 0.4 - 0.5
+    b = [r0 + gamma * r1, r1, 0.0]
+    mean = (10 * b[0] + 20 * b[1] + 30 * b[2]) / 60
+    assert segment_offsets(phi, counts) == pytest.approx([x - mean for x in b], abs=1e-12)
+
+
+def test_a_segment_that_improved_the_artifact_gains_over_one_that_broke_it():
+    deltas = segment_offsets([0.1, 0.8, 0.3, 0.3], [50, 50, 50, 50])
+    assert deltas[0] > deltas[2]  # segment 0 led to the jump; segment 1 led to the drop
+
+
+def test_clipping_happens_before_the_recentring():
+    deltas = segment_offsets([0.0, 0.0, 20.0], [1, 1, 1])
+    # unclipped: b = [19.80, 19.90, 0] minus their mean 13.23 -> [6.57, 6.67, -13.23]; clipped to ±5
+    assert deltas == pytest.approx([5 - 5 / 3, 5 - 5 / 3, -5 - 5 / 3], abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_offsets_sum_to_zero_token_weighted_after_clipping(seed):
+    rng = random.Random(seed)
+    k = rng.randint(2, 9)
+    phi = [rng.uniform(-30, 30) for _ in range(k)]
+    counts = [rng.randint(0, 4000) for _ in range(k)]
+    counts[rng.randrange(k)] += 1
+    deltas = segment_offsets(phi, counts)
+    assert abs(_weighted_sum(deltas, counts)) <= 1e-9 * sum(counts)
+    assert all(abs(d) <= 10.0 + 1e-9 for d in deltas)  # clipped to ±5, then shifted by at most 5
+
+
+def test_missing_potential_means_broadcast_and_one_segment_means_no_offset():
+    assert segment_offsets([0.3, None, 0.5], [1, 2, 3]) is None
+    assert segment_offsets([0.3, float("nan")], [1, 2]) is None
+    assert segment_offsets([0.7], [120]) == [0.0]
+    assert segment_offsets([0.1, 0.9], [0, 0]) == [0.0, 0.0]
+
+
+def test_bad_shapes_are_errors():
+    with pytest.raises(ValueError, match="2 potentials for 3 segments"):
+        segment_offsets([0.1, 0.2], [1, 2, 3])
+    with pytest.raises(ValueError, match="at least one segment"):
+        segment_offsets([], [])
+    with pytest.raises(ValueError, match=">= 0"):
+        segment_offsets([0.1, 0.2], [1, -2])
+
+
+def test_selection_keeps_first_last_and_the_largest_changes():
+    phi = [0.0, 0.1, 0.1, 0.9, 0.9, 0.2, 0.25, 0.3, 0.3, 0.5]
+    # interior |ΔΦ|: 1: 0.1, 3: 0.8, 5: 0.7, 6: 0.05, 7: ~0.05, others 0
+    assert select_paths(phi) == [0, 1, 3, 5, 6, 9]
+    assert select_paths(phi[:5]) == [0, 1, 2, 3, 4]
+
+
+def test_selection_is_evenly_spaced_when_potentials_are_missing():
+    chosen = select_paths([None] * 22)
+    assert chosen[0] == 0 and chosen[-1] == 21 and len(chosen) == 6
+    gaps = [b - a for a, b in zip(chosen, chosen[1:])]
+    assert max(gaps) - min(gaps) <= 3
+
+
+def test_dropped_segments_go_to_the_next_retained_path():
+    assert merged_segments(7, [0, 3, 6]) == {0: [], 3: [1, 2], 6: [4, 5]}
+    with pytest.raises(ValueError, match="last path"):
+        merged_segments(4, [0, 2])
+
+
+def test_keep_recent_cuts_from_the_front():
+    ids, mask = keep_recent(list(range(10)), [0, 1] * 5, cap=4)
+    assert ids == [6, 7, 8, 9] and mask == [0, 1, 0, 1]
+
+
+def _random_rollout(rng: random.Random) -> MessageTree:
+    """An episode with tool results after every turn, folds (an older tool result becomes a stub:
+    the rewritten context shares its earlier turns with the old one) and compactions that rebuild
+    the context from the system prompt, the task, a summary and the most recent turns."""
+    tree = MessageTree()
+    system, task = {"role": "system", "content": "sys"}, {"role": "user", "content": "build a page"}
+    context = [system, task]
+    for turn in range(rng.randint(1, 25)):
+        reply = {"role": "assistant", "content": f"turn {turn} {rng.random():.6f}",
+                 "tool_calls": [{"id": f"c{turn}", "function": {"name": "write_file", "arguments": "{}"}}]}
+        tree.record(list(context), reply)
+        context = context + [reply, {"role": "tool", "tool_call_id": f"c{turn}", "content": f"ok {turn}"}]
+        tools = [i for i, m in enumerate(context) if m["role"] == "tool" and not m["content"].startswith("[folded")]
+        if len(tools) > 2 and rng.random() < 0.3:
+            oldest = tools[0]
+            context = context[:oldest] + [{**context[oldest], "content": "[folded]"}] + context[oldest + 1:]
+        elif rng.random() < 0.2:
+            recent = context[-rng.choice([0, 2, 4]):] if len(context) > 6 else []
+            context = [system, task, {"role": "user", "content": f"summary at {turn}"}] + recent
+    return tree
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_every_generated_turn_is_trained_by_exactly_one_retained_path(seed):
+    rng = random.Random(seed)
+    tree = _random_rollout(rng)
+    count = len(tree.paths)
+    retained = sorted({0, count - 1} | set(rng.sample(range(count), k=min(count, rng.randint(0, 4)))))
+    masks = tree.ownership(retained)
+    trained_by: dict = {}
+    for index in retained:
+        for node, trains in zip(tree.paths[index], masks[index]):
+            assert not trains or (node.generated and node.role == "assistant")  # tool and prompt tokens never
+            if trains:
+                trained_by.setdefault(node.key, []).append(index)
+    generated_in_retained = {n.key for i in retained for n in tree.paths[i] if n.generated}
+    assert set(trained_by) == generated_in_retained
+    assert all(len(owners) == 1 for owners in trained_by.values())
+    first_seen = {}
+    for index in retained:
+        for node in tree.paths[index]:
+            first_seen.setdefault(node.key, index)
+    assert all(owners[0] == first_seen[key] for key, owners in trained_by.items())
+
+
+def test_a_compaction_starts_a_new_path_that_shares_the_prefix():
+    tree = MessageTree()
+    system, task = {"role": "system", "content": "s"}, {"role": "user", "content": "t"}
+    first = {"role": "assistant", "content": "a1"}
+    assert tree.record([system, task], first) == 0
+    tool = {"role": "tool", "tool_call_id": "x", "content": "r1"}
+    assert tree.record([system, task, first, tool], {"role": "assistant", "content": "a2"}) == 0
+    summary = {"role": "user", "content": "summary"}
+    assert tree.record([system, task, summary], {"role": "assistant", "content": "a3"}) == 1
+    assert [n.role for n in tree.paths[0]] == ["system", "user", "assistant", "tool", "assistant"]
+    assert tree.paths[1][:2] == tree.paths[0][:2] and tree.paths[1][2].role == "user"
+    assert tree.ownership([0, 1]) == {0: [False, False, True, False, True], 1: [False, False, False, True]}
+
+
+def test_random_rollouts_share_generated_turns_across_paths():
+    """The property test above is only meaningful if folds make later paths repeat earlier turns."""
+    shared = 0
+    for seed in range(40):
+        tree = _random_rollout(random.Random(seed))
+        seen: set = set()
+        for path in tree.paths:
+            keys = {n.key for n in path if n.generated}
+            shared += len(keys & seen)
+            seen |= keys
+    assert shared > 20

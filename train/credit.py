@@ -1,0 +1,185 @@
+"""Credit assignment over a long-horizon rollout (WebCoder §2.3), as pure functions.
+
+A rollout that outgrows its context is compacted: the context is rewritten and a new branch of
+the message tree starts. Each root-to-leaf path is a candidate training sample, and the
+compaction boundaries cut the rollout into development segments. The outcome advantage of the
+rollout is redistributed across its segments by the artifact potentials Φ (the score of what the
+agent had built by the end of each segment), so a segment that improved the artifact is pushed
+up and one that broke it is pushed down, while the rollout's total credit is unchanged.
+
+Nothing here knows veRL: the agent loop builds the tree and the estimator applies the offsets,
+and each piece can be checked on its own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+GAMMA = 0.995
+OFFSET_CLIP = 5.0
+MAX_SAMPLES = 6  # K_max: retained paths per rollout
+SAMPLE_TOKEN_CAP = 65_536
+
+
+def segment_offsets(potentials: Sequence[float | None], token_counts: Sequence[int], gamma: float = GAMMA,
+                    clip: float = OFFSET_CLIP) -> list[float] | None:
+    """δ_k per retained segment, or None when any Φ is missing (the caller broadcasts instead).
+
+    Shaped rewards r_j = γΦ_{j+1} − Φ_j (j < K−1), r_{K−1} = 0; offsets b_k = Σ_{j≥k} γ^{j−k} r_j;
+    δ_k = b_k minus its token-weighted mean (weights n_k, the loss tokens of segment k), clipped to
+    ±clip, then re-centred so that Σ_k n_k δ_k = 0: the offsets move credit between segments and
+    never add to or take from the rollout's advantage."""
+    if len(potentials) != len(token_counts):
+        raise ValueError(f"{len(potentials)} potentials for {len(token_counts)} segments")
+    if not potentials:
+        raise ValueError("a rollout has at least one segment")
+    if any(n < 0 for n in token_counts):
+        raise ValueError(f"token counts must be >= 0, got {list(token_counts)}")
+    if any(p is None or not math.isfinite(p) for p in potentials):
+        return None
+    phi = [float(p) for p in potentials]
+    k = len(phi)
+    shaped = [gamma * phi[j + 1] - phi[j] for j in range(k - 1)] + [0.0]
+    offsets = [0.0] * k
+    running = 0.0
+    for j in range(k - 1, -1, -1):
+        running = shaped[j] + gamma * running
+        offsets[j] = running
+    total = sum(token_counts)
+    if total == 0:
+        return [0.0] * k
+    weights = [n / total for n in token_counts]
+    mean = sum(w * b for w, b in zip(weights, offsets))
+    clipped = [max(-clip, min(clip, b - mean)) for b in offsets]
+    centre = sum(w * d for w, d in zip(weights, clipped))
+    return [d - centre for d in clipped]
+
+
+def select_paths(potentials: Sequence[float | None], max_samples: int = MAX_SAMPLES) -> list[int]:
+    """Which of a rollout's paths (chronological) become samples: the first and the last always,
+    then the interior paths whose segment changed Φ the most (|Φ_i − Φ_{i−1}|), or evenly spaced
+    interior paths when any potential is missing. Returned in chronological order."""
+    count = len(potentials)
+    if max_samples < 2:
+        raise ValueError("max_samples must be >= 2 (the first and the last path)")
+    if count <= max_samples:
+        return list(range(count))
+    interior = list(range(1, count - 1))
+    wanted = max_samples - 2
+    if any(p is None or not math.isfinite(p) for p in potentials):
+        step = len(interior) / wanted
+        chosen = {interior[int(step * (i + 0.5))] for i in range(wanted)}
+    else:
+        by_change = sorted(interior, key=lambda i: (-abs(potentials[i] - potentials[i - 1]), i))
+        chosen = set(by_change[:wanted])
+    return sorted({0, count - 1} | chosen)
+
+
+def merged_segments(count: int, retained: Sequence[int]) -> dict[int, list[int]]:
+    """Each retained path and the dropped paths whose segments it absorbs: a dropped segment's
+    tokens are trained by the next retained path, with that path's advantage."""
+    retained = sorted(retained)
+    if not retained or retained[-1] != count - 1:
+        raise ValueError("the last path is always retained")
+    owners: dict[int, list[int]] = {r: [] for r in retained}
+    position = 0
+    for path in range(count):
+        while retained[position] < path:
+            position += 1
+        if retained[position] != path:
+            owners[retained[position]].append(path)
+    return owners
+
+
+@dataclass(frozen=True)
+class TreeMessage:
+    """One message of a context, keyed by its position and content so that the same turn seen
+    again in a later context (a shared prefix) is recognised as the same node."""
+
+    position: int
+    role: str
+    digest: str
+    generated: bool  # written by the policy in this rollout (trainable); tool output and prompts never are
+
+    @property
+    def key(self) -> tuple[int, str]:
+        return (self.position, self.digest)
+
+
+def _digest(message: dict[str, Any]) -> str:
+    material = {k: message.get(k) for k in ("role", "content", "tool_calls", "name", "tool_call_id")}
+    return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+@dataclass
+class MessageTree:
+    """Every context the policy saw in one rollout, as a tree of messages.
+
+    `record(context, reply)` is called once per generation: the messages the policy was given and
+    the message it wrote. A context that extends the current path continues it; one that does not
+    (a compaction rewrote it) starts a branch at their common prefix. `paths` are the root-to-leaf
+    paths in chronological order: the candidate samples, one per segment."""
+
+    paths: list[list[TreeMessage]] = field(default_factory=list)
+
+    def record(self, context: Sequence[dict[str, Any]], reply: dict[str, Any]) -> int:
+        """Add one generation; returns the index of the path (segment) it belongs to."""
+        nodes = [self._node(i, m, generated=False) for i, m in enumerate(context)]
+        current = self.paths[-1] if self.paths else None
+        if current is not None and _extends(nodes, current):
+            nodes = current + nodes[len(current):]  # keep the generated flags of earlier turns
+            self.paths[-1] = nodes
+        else:
+            shared = _common_prefix(nodes, current) if current is not None else 0
+            nodes = (current[:shared] if current is not None else []) + nodes[shared:]
+            self.paths.append(nodes)
+        nodes.append(self._node(len(nodes), reply, generated=True))
+        return len(self.paths) - 1
+
+    @staticmethod
+    def _node(position: int, message: dict[str, Any], generated: bool) -> TreeMessage:
+        return TreeMessage(position=position, role=str(message.get("role", "")), digest=_digest(message),
+                           generated=generated)
+
+    def ownership(self, retained: Sequence[int]) -> dict[int, list[bool]]:
+        """Per retained path, which of its messages it trains (M_{k,u} = e_{k,u}·1[O(q_{k,u}) = k]):
+        a generated turn is trained by the first retained path that contains it and is context
+        (mask 0) in later ones; prompts and tool responses are never trained."""
+        owned: set[tuple[int, str]] = set()
+        masks: dict[int, list[bool]] = {}
+        for index in sorted(retained):
+            mask = []
+            for node in self.paths[index]:
+                trains = node.generated and node.key not in owned
+                if trains:
+                    owned.add(node.key)
+                mask.append(trains)
+            masks[index] = mask
+        return masks
+
+
+def _extends(nodes: list[TreeMessage], path: list[TreeMessage]) -> bool:
+    return len(nodes) >= len(path) and all(a.key == b.key for a, b in zip(nodes, path))
+
+
+def _common_prefix(nodes: list[TreeMessage], path: list[TreeMessage]) -> int:
+    shared = 0
+    for a, b in zip(nodes, path):
+        if a.key != b.key:
+            break
+        shared += 1
+    return shared
+
+
+def keep_recent(token_ids: Sequence[int], loss_mask: Sequence[int], cap: int = SAMPLE_TOKEN_CAP
+                ) -> tuple[list[int], list[int]]:
+    """A sample over the cap keeps its most recent tokens (the latest turns carry the segment's work)."""
+    if len(token_ids) != len(loss_mask):
+        raise ValueError("token ids and loss mask differ in length")
+    start = max(0, len(token_ids) - cap)
+    return list(token_ids[start:]), list(loss_mask[start:])
