@@ -199,6 +199,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from aesenv.policy import Agent, make_policy
     from aesenv.render import RenderConfig
     from aesenv.rewards import PipelineConfig
+    from aesenv.context import ContextConfig
     from aesenv.tasks import Task
     from aesenv.trajectory import run_episode, write_trajectory
 
@@ -214,11 +215,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
         task, tasks = args.task, args.tasks
     config = PipelineConfig(judge=args.judge, render=RenderConfig(online=args.online), sandbox=args.sandbox)
     budget = RefineBudget(max_turns=args.max_turns, max_wall_s=args.max_wall_s)
+    context = None
+    if args.compact_at_tokens or args.fold_after is not None:
+        context = ContextConfig(**{k: v for k, v in {"compact_at_tokens": args.compact_at_tokens,
+                                                      "fold_after": args.fold_after}.items() if v is not None})
 
     async def go():
         env = make_core(args.env, tasks, config=config, budget=budget)
         try:
-            return await run_episode(env, policy, task=task, seed=args.seed)
+            return await run_episode(env, policy, task=task, seed=args.seed, context=context)
         finally:
             await env.close()
             if hasattr(policy, "close"):
@@ -366,6 +371,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--judge", default="offline", help="static judge for the final score: offline or openai:<model>")
     p.add_argument("--online", action="store_true", help="let unknown hosts through to the real network")
     p.add_argument("--sandbox", default="local", choices=["local", "docker"], help="where plot scripts and `run` go")
+    p.add_argument("--compact-at-tokens", type=int,
+                   help="manage the context: fold old tool results, and once it would pass this many (estimated) "
+                        "tokens have the policy write a handover note and rebuild it (off by default)")
+    p.add_argument("--fold-after", type=int, help="with context management: tool results kept whole (default 4)")
     p.set_defaults(fn=_cmd_run)
 
     p = sub.add_parser("data", help="build AesCoder-style training data through OpenAI-compatible endpoints "

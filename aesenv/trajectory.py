@@ -2,7 +2,9 @@
 
 `run_episode` is the loop every agent shares: the env's first turn, then the agent's assistant
 message → `env.step` → the observation messages appended, until the episode ends. The
-`Trajectory` keeps the messages, tool calls, rewards, potentials and the final record;
+`Trajectory` keeps the messages, tool calls, rewards, potentials and the final record; with a
+`ContextConfig` the loop also folds old tool results and compacts the context when it grows too
+long (`aesenv.context`), and each compaction is recorded as the end of a development segment;
 `write_trajectory` stores it as `trajectory.json` (images as files under `images/`) and
 `timeline.html`, a self-contained page (images inlined, so it can be sent on its own) that reads
 top to bottom like the conversation.
@@ -21,6 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from aesenv.context import ContextConfig, estimate_tokens, fold, rebuild, summary_request
 from aesenv.envs.refine import AsyncRefineEnv
 from aesenv.jsonl import dumps
 from aesenv.policy import Agent
@@ -39,6 +42,18 @@ class StepRecord(BaseModel):
     tool_results: list[dict[str, Any]]
     agent_ms: float
     env_ms: float
+    segment: int = 0  # development segment: how many compactions came before this turn
+
+
+class Compaction(BaseModel):
+    """The context was rebuilt before `before_turn`: segment `segment` ended there."""
+
+    segment: int
+    before_turn: int
+    potential: float  # Φ when the segment ended: the artifact's state after its last turn
+    tokens_before: int  # estimated, the context that would have been sent
+    tokens_after: int
+    summary: str  # the policy's handover note
 
 
 class Trajectory(BaseModel):
@@ -52,18 +67,28 @@ class Trajectory(BaseModel):
     record: dict[str, Any] | None = None
     usage: dict[str, Any] | None = None
     error: str = ""  # the agent failed (not the env): the episode stopped there, unscored (no answer is not a bad one)
+    compactions: list[Compaction] = Field(default_factory=list)
+
+    @property
+    def segment_potentials(self) -> list[float]:
+        """Φ at the end of each development segment, the last one the episode's final Φ."""
+        ends = [c.potential for c in self.compactions]
+        return ends + ([self.steps[-1].potential] if self.steps else [])
 
 
 async def run_episode(env: AsyncRefineEnv, agent: Agent, *, task: Task | str | None = None,
-                      seed: int | None = None) -> Trajectory:
+                      seed: int | None = None, context: ContextConfig | None = None) -> Trajectory:
     """One episode until submit or budget. An agent failure ends the recording with `error` set."""
     messages, info = await env.reset(task=task, seed=seed)
     trajectory = Trajectory(env_id=env.env_id, task=info["task"], policy=agent.name, first_turn=messages)
     conversation = list(messages)
+    potential = float(info.get("potential", 0.0))
     done = False
     while not done:
         t = time.perf_counter()
         try:
+            if context is not None:
+                conversation = await _managed(conversation, agent, context, trajectory, potential)
             action = await agent.act(conversation, env.tools)
         except Exception as exc:  # noqa: BLE001 - record why the agent stopped, keep what happened
             trajectory.error = f"agent {agent.name} failed: {type(exc).__name__}: {exc}"
@@ -74,16 +99,35 @@ async def run_episode(env: AsyncRefineEnv, agent: Agent, *, task: Task | str | N
         env_ms = (time.perf_counter() - t) * 1000
         conversation += [action, *observation]
         done = terminated or truncated
+        potential = info["potential"]
         trajectory.steps.append(StepRecord(
             turn=info["turn"], action=action, observation=observation,
             reward=None if math.isnan(reward) else reward, terminated=terminated, truncated=truncated,
-            potential=info["potential"], delta_potential=info["delta_potential"],
-            tool_results=info["tool_results"], agent_ms=round(agent_ms, 1), env_ms=round(env_ms, 1)))
+            potential=potential, delta_potential=info["delta_potential"],
+            tool_results=info["tool_results"], agent_ms=round(agent_ms, 1), env_ms=round(env_ms, 1),
+            segment=len(trajectory.compactions)))
         if done:
             trajectory.reward, trajectory.end, trajectory.record = trajectory.steps[-1].reward, info["end"], info["record"]
     usage = getattr(agent, "usage", None)
     trajectory.usage = usage.model_dump() if isinstance(usage, BaseModel) else None
     return trajectory
+
+
+async def _managed(conversation: list[dict], agent: Agent, context: ContextConfig, trajectory: Trajectory,
+                   potential: float) -> list[dict]:
+    """The conversation folded, and compacted (the agent writing its handover note) when it would
+    still exceed the threshold; a compaction is recorded on the trajectory."""
+    folded = fold(conversation, context)
+    tokens = estimate_tokens(folded)
+    if tokens <= context.compact_at_tokens:
+        return folded
+    note = await agent.act(summary_request(folded, context), [])
+    summary = note.get("content") or ""
+    rebuilt = rebuild(folded, summary if isinstance(summary, str) else str(summary), context)
+    trajectory.compactions.append(Compaction(
+        segment=len(trajectory.compactions), before_turn=len(trajectory.steps) + 1, potential=potential,
+        tokens_before=tokens, tokens_after=estimate_tokens(rebuilt), summary=rebuilt[2]["content"]))
+    return rebuilt
 
 
 def _externalize(messages: list[dict], images: Path, prefix: str) -> list[dict]:
@@ -134,6 +178,7 @@ main{max-width:1100px;margin:0 auto;padding:20px}
 .role{font-weight:600;font-size:12px;text-transform:uppercase;color:#5b6475}
 pre{white-space:pre-wrap;word-break:break-word;background:#f4f5f7;padding:8px;border-radius:6px;max-height:420px;overflow:auto;font-size:12px}
 img{max-width:100%;border:1px solid #d0d5dd;border-radius:6px}
+.compaction{background:#fffaeb;border:1px dashed #dc6803}
 """
 
 
@@ -174,10 +219,18 @@ def timeline_html(trajectory: Trajectory, root: Path) -> str:
     failure = (t.record or {}).get("failure", "")
     head = (f"<h1>{html.escape(t.env_id)} · {html.escape(str(t.task.get('id')))} · {html.escape(t.policy)}</h1>"
             f"<div>final reward <b>{reward}</b> · ended by {html.escape(t.end or 'agent error')} · "
-            f"{len(t.steps)} turns{' · ' + html.escape(failure) if failure else ''}</div>")
+            f"{len(t.steps)} turns{' · ' + html.escape(failure) if failure else ''}"
+            + (f" · {len(t.segment_potentials)} segments, Φ " + " → ".join(f"{p:.3f}" for p in t.segment_potentials)
+               if t.compactions else "") + "</div>")
     blocks = ['<section class="turn"><div class="meta">first turn</div>'
               + "".join(_message_html(m, root) for m in t.first_turn) + "</section>"]
+    compaction_before = {c.before_turn: c for c in t.compactions}
     for s in t.steps:
+        if (c := compaction_before.get(s.turn)) is not None:
+            blocks.append(f'<section class="turn compaction"><div class="meta">compaction: segment {c.segment} ended '
+                          f"at Φ {c.potential:.3f} · context ~{c.tokens_before} → ~{c.tokens_after} tokens</div>"
+                          f"<details><summary>handover note</summary><pre>{html.escape(c.summary)}</pre></details>"
+                          "</section>")
         results = ", ".join(f"{r['name']}: " + ("ok" if r["ok"] else f"<span class=bad>{html.escape(r['error'][:200])}</span>")
                             for r in s.tool_results)
         delta = f'<span class="{"good" if s.delta_potential > 0 else "bad" if s.delta_potential < 0 else ""}">' \
