@@ -35,6 +35,9 @@ _SLOTS: dict[tuple[int, str], asyncio.Semaphore] = {}
 _WARNED_OFFLINE = False
 
 
+_PIPELINE_DEFAULTS = PipelineConfig.model_fields
+
+
 class RewardOptions(BaseModel):
     """`reward.custom_reward_function.reward_kwargs`: what the reward function and the refine agent
     loop score with. An option not named here is an error before anything is scored."""
@@ -52,9 +55,10 @@ class RewardOptions(BaseModel):
     concurrency: int | None = Field(default=None, ge=1)  # pages rendered at once per worker
     interactor: str | None = None  # the interactive agent (default: follows the judge)
     interactor_options: dict[str, Any] = Field(default_factory=dict)
-    interaction_budget: int = Field(default=3, ge=1)
-    gate_on_execution: bool = False  # AesCoder's execution gate (on in the GRPO-AR configs)
-    channel_timeout_s: float = Field(default=60.0, gt=0)
+    # These three default to the pipeline's own (PipelineConfig holds them once).
+    interaction_budget: int = Field(default=_PIPELINE_DEFAULTS["interaction_budget"].default, ge=1)
+    gate_on_execution: bool = _PIPELINE_DEFAULTS["gate_on_execution"].default  # on in the GRPO-AR configs
+    channel_timeout_s: float = Field(default=_PIPELINE_DEFAULTS["channel_timeout_s"].default, gt=0)
     deadline_s: float = Field(default=180.0, gt=0)  # per sample, counted from its render slot
 
 
@@ -66,11 +70,18 @@ def pipeline_config(**options: Any) -> PipelineConfig:
     proxy learns the proxy. A judge that cannot work here, or an option this function does not
     know, is a configuration error, raised before any sample is scored rather than ignored or
     masked sample by sample."""
-    global _WARNED_OFFLINE
+    return _pipeline_config(reward_options(options))
+
+
+def reward_options(options: dict[str, Any]) -> RewardOptions:
     try:
-        given = RewardOptions(**options)
+        return RewardOptions(**options)
     except ValidationError as exc:
         raise ValueError(f"reward_kwargs: {exc}; known options: {sorted(RewardOptions.model_fields)}") from None
+
+
+def _pipeline_config(given: RewardOptions) -> PipelineConfig:
+    global _WARNED_OFFLINE
     judge = given.judge or default_judge()
     # The sampling and endpoint options are a VLM judge's; the offline judge is one deterministic
     # answer from no server, so the config's `judge_samples: 1` next to `judge: offline` is moot.
@@ -163,5 +174,5 @@ async def compute_score(data_source: str, solution_str: str, ground_truth: Any, 
                         **options: Any) -> dict[str, float]:
     """veRL's custom reward function. Options come from `reward.custom_reward_function.reward_kwargs`
     and are `RewardOptions`."""
-    return await score_sample(solution_str, extra_info, pipeline_config(**options),
-                              RewardOptions(**options).deadline_s)
+    given = reward_options(options)
+    return await score_sample(solution_str, extra_info, _pipeline_config(given), given.deadline_s)
