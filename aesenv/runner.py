@@ -44,7 +44,8 @@ class RunMismatch(ValueError):
     """The output directory holds a run made with a different policy, config or prompts."""
 
 
-def _load_done(path: Path) -> dict[str, RewardRecord]:
+def load_records(path: Path) -> dict[str, RewardRecord]:
+    """The records of a run's `records.jsonl` by task id (none when the file is missing)."""
     done: dict[str, RewardRecord] = {}
     if path.is_file():
         for line in path.read_text(encoding="utf-8").splitlines():
@@ -117,7 +118,7 @@ async def run_episodes(tasks: list[Task], policy: Policy, out_dir: str | Path, *
     shots.mkdir(parents=True, exist_ok=True)
     claim_run(out, identity or {"policy": policy.name, "mode": mode, "pipeline": config.model_dump(mode="json")}, tasks)
     records_path = out / "records.jsonl"
-    done = _load_done(records_path)
+    done = load_records(records_path)
     todo = [t for t in tasks if t.id not in done]
     slots = asyncio.Semaphore(concurrency)
     bar = tqdm(total=len(tasks), initial=len(tasks) - len(todo), desc="episodes", unit="page",
@@ -153,11 +154,12 @@ async def run_episodes(tasks: list[Task], policy: Policy, out_dir: str | Path, *
 
         await asyncio.gather(*(one(t) for t in todo))
     bar.close()
-    final = _load_done(records_path)
+    final = load_records(records_path)
     return [final[t.id] for t in tasks if t.id in final]
 
 
-def _mean(values: list[float]) -> float | None:
+def rounded_mean(values: list[float]) -> float | None:
+    """The mean as summaries report it (4 decimals), None for no values."""
     return round(statistics.fmean(values), 4) if values else None
 
 
@@ -184,6 +186,11 @@ def _at_least_good(total: float) -> bool:
     return total >= GOOD_THRESHOLD
 
 
+def good_rate(totals: list[float], is_good: Callable[[float], bool] = _at_least_good) -> float | None:
+    """The share of static totals in the "good" band (OpenDesign's >= 75 unless `is_good` says otherwise)."""
+    return round(sum(map(is_good, totals)) / len(totals), 4) if totals else None
+
+
 def _rule_shares(execution: list) -> dict[str, float]:
     """Share of linted pages that break each HTMLHint rule, most broken first: AesCoder's rule
     set fails most real model output (`tag-self-close` alone on about three pages in four), and
@@ -206,15 +213,15 @@ def summarize(records: list[RewardRecord], *, wall_s: float | None = None, extra
                        if "interactive" in r.channels and r.channels["interactive"].counts]
         return {
             "n": len(rs),
-            "reward_mean": _mean([r.reward for r in rs if r.reward is not None]),
-            "normalized_mean": _mean([r.normalized for r in rs if r.normalized is not None]),
-            "static_total_mean": _mean(totals),
-            **{f"{part}_mean": _mean([float(s.payload[part]) for s in static if part in s.payload])
+            "reward_mean": rounded_mean([r.reward for r in rs if r.reward is not None]),
+            "normalized_mean": rounded_mean([r.normalized for r in rs if r.normalized is not None]),
+            "static_total_mean": rounded_mean(totals),
+            **{f"{part}_mean": rounded_mean([float(s.payload[part]) for s in static if part in s.payload])
                for part in ("alignment", "aesthetics", "structure")},
-            "good_rate": round(sum(map(is_good, totals)) / len(totals), 4) if totals else None,
-            "execution_pass_rate": _mean([1.0 if e.raw == 1 else 0.0 for e in execution]),
+            "good_rate": good_rate(totals, is_good),
+            "execution_pass_rate": rounded_mean([1.0 if e.raw == 1 else 0.0 for e in execution]),
             "execution_failed_rules": _rule_shares(execution),
-            "interactive_mean": _mean([float(i.raw) for i in interactive]),
+            "interactive_mean": rounded_mean([float(i.raw) for i in interactive]),
             "interactive_n": len(interactive),
         }
 

@@ -44,7 +44,8 @@ from typing import Any
 
 from aesenv.render import RenderConfig
 from aesenv.rewards import PipelineConfig, RewardRecord
-from aesenv.runner import GOOD_THRESHOLD, run_and_report
+from aesenv.jsonl import dumps
+from aesenv.runner import good_rate, load_records, rounded_mean, run_and_report
 from aesenv.tasks import Category, Task
 from aesenv.tasks.loaders import load_opendesign
 from benchmarks.stats import mean_ci
@@ -79,14 +80,6 @@ def _raw(record: RewardRecord, channel: str) -> float | None:
     return float(result.raw) if result is not None and result.counts else None
 
 
-def _share_good(totals: list[float]) -> float | None:
-    return round(sum(t >= GOOD_THRESHOLD for t in totals) / len(totals), 4) if totals else None
-
-
-def _mean(values: list[float]) -> float | None:
-    return round(statistics.fmean(values), 4) if values else None
-
-
 def opendesign_means(records: list[RewardRecord]) -> dict[str, Any]:
     """The static and interactive means over all cases and with the official scripts' exclusions."""
     static = [_raw(r, "static") for r in records]
@@ -94,13 +87,13 @@ def opendesign_means(records: list[RewardRecord]) -> dict[str, Any]:
     every = [t or 0.0 for t in static]
     official = [t for t in static if t]  # None (judge failed) and 0 are out of show_result.py's denominator
     return {
-        "all_cases": {"n": len(records), "static_total_mean": _mean(every), "good_rate": _share_good(every),
-                      "interactive_mean": _mean(interactive),
+        "all_cases": {"n": len(records), "static_total_mean": rounded_mean(every), "good_rate": good_rate(every),
+                      "interactive_mean": rounded_mean(interactive),
                       "counted_as_zero": sorted(r.task_id for r in records if r.status == "infra_error"),
                       "semantics": "every prompt counts; masked interactive and items failing on our side "
                                    "(after one retry) count 0"},
-        "official": {"n_static": len(official), "static_total_mean": _mean(official),
-                     "good_rate": _share_good(official), "interactive_mean": _mean(interactive),
+        "official": {"n_static": len(official), "static_total_mean": rounded_mean(official),
+                     "good_rate": good_rate(official), "interactive_mean": rounded_mean(interactive),
                      "semantics": "show_result.py: judge failures and static total 0 left out of the static "
                                   "mean and good rate; interactive sums per page over all pages, failures 0"},
     }
@@ -109,16 +102,12 @@ def opendesign_means(records: list[RewardRecord]) -> dict[str, Any]:
 def drop_infra_records(out: Path) -> list[str]:
     """Remove the records our side failed from DIR/records.jsonl, so a rerun scores them again."""
     path = out / "records.jsonl"
-    if not path.is_file():
-        return []
-    kept, dropped = [], []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            record = RewardRecord.model_validate_json(line)
-            (dropped if record.status == "infra_error" else kept).append((record.task_id, line))
+    records = load_records(path)
+    dropped = [task_id for task_id, r in records.items() if r.status == "infra_error"]
     if dropped:
-        path.write_text("".join(f"{line}\n" for _, line in kept), encoding="utf-8")
-    return [task_id for task_id, _ in dropped]
+        path.write_text("".join(dumps(r) + "\n" for r in records.values() if r.status != "infra_error"),
+                        encoding="utf-8")
+    return dropped
 
 
 def select(tasks: list[Task], categories: list[str] | None, limit: int) -> list[Task]:
