@@ -5,7 +5,6 @@ data builder through veRL's dataset, and every shipped config through Hydra and 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 from pathlib import Path
@@ -26,39 +25,17 @@ from policies.template import TemplatePolicy  # noqa: E402
 from train import data as train_data  # noqa: E402
 from train.agent_loop import AGENT_NAME, AesRefineAgentLoop  # noqa: E402
 from train.reward import close_pipelines  # noqa: E402
+from support.tiny_models import build_text  # noqa: E402
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "train" / "config"
 SHIPPED = sorted(p.stem for p in CONFIG_DIR.glob("*.yaml") if not p.stem.startswith("sft_"))  # the PPO configs
-CHATML = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n"
-          "{% if m['content'] is string %}{{ m['content'] }}{% else %}{% for p in m['content'] %}"
-          "{% if p['type'] == 'text' %}{{ p['text'] }}{% endif %}{% endfor %}{% endif %}<|im_end|>\n{% endfor %}"
-          "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
 
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory) -> str:
-    """A byte-level BPE tokenizer with a ChatML template and a 2-layer random Qwen2 (no downloads)."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
-
+    """The tiny random Qwen2 the vLLM tests serve (support.tiny_models; no downloads)."""
     path = tmp_path_factory.mktemp("tiny_qwen2")
-    specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    corpus = ["<html><body><h1>Hello</h1></body></html> system user assistant tool write_file render submit "
-              "index.html the page rendered screenshot", "import matplotlib.pyplot as plt"] * 20
-    tok.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=400, special_tokens=specials,
-                                                        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>",
-                                   bos_token=None, unk_token=None)
-    fast.chat_template = CHATML
-    fast.save_pretrained(path)
-    config = Qwen2Config(vocab_size=len(fast), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=4096,
-                         eos_token_id=fast.eos_token_id, pad_token_id=fast.pad_token_id, tie_word_embeddings=True)
-    torch.manual_seed(0)
-    Qwen2ForCausalLM(config).save_pretrained(path)
+    build_text(path)
     return str(path)
 
 
