@@ -17,11 +17,14 @@ from aesenv.kinds import WEB, env_ids
 
 
 def _cmd_setup(args: argparse.Namespace) -> int:
-    from aesenv.node import install_node_tools
+    from aesenv import paths
+    from aesenv.node import install_lock, install_node_tools
     from aesenv.render import BrowserNotFound, find_chromium
 
     target = install_node_tools(quiet=args.quiet)
     print(f"node tools installed in {target}")
+    target = install_lock("aesenv.kinds.project.modules", paths.project_modules_dir(), quiet=args.quiet)
+    print(f"project packages (React, Vite) installed in {target}")
     try:
         binary = find_chromium()
         print(f"chromium: {binary.path} ({binary.source})")
@@ -75,6 +78,11 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     pkg = htmlhint_module_dir() / "package.json"
     checks["htmlhint"] = ({"ok": True, "detail": json.loads(pkg.read_text())["version"]} if pkg.is_file()
                           else {"ok": False, "detail": "not installed: run `aesenv setup`"})
+    from aesenv.paths import project_modules_dir
+
+    vite = project_modules_dir() / "node_modules" / "vite" / "package.json"
+    checks["projects"] = ({"ok": True, "detail": f"vite {json.loads(vite.read_text())['version']}"}
+                                  if vite.is_file() else {"ok": False, "detail": "not installed: run `aesenv setup`"})
     ok, detail = _probe(["docker", "version", "--format", "{{.Server.Version}}"])
     checks["docker"] = {"ok": ok, "detail": detail if ok else f"optional, unavailable: {detail}", "optional": True}
     from aesenv.sandbox.docker import engine_problem
@@ -361,7 +369,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="drive a multi-turn refine episode with an agent; record the trajectory "
                                    "and an HTML timeline (timeline.html)")
     p.add_argument("--env", default=WEB.env_id("refine"), choices=env_ids("refine"))
-    p.add_argument("--policy", required=True, help="openai:<model> (OPENAI_BASE_URL, OPENAI_API_KEY), hf:<model>, repair")
+    p.add_argument("--policy", required=True, help="openai:<model> (OPENAI_BASE_URL, OPENAI_API_KEY), hf:<model>, repair, "
+                                                   "project-repair (AesWebProject-v0)")
     p.add_argument("--task", help="a Task JSON file, or a task id in --tasks (default: one picked by --seed)")
     p.add_argument("--tasks", help="task suite (default: the env's builtin suite)")
     p.add_argument("--seed", type=int, default=0)

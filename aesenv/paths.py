@@ -13,3 +13,9 @@ def home() -> Path:
 def node_dir() -> Path:
     """npm project holding HTMLHint (and, later, the vendored front-end libraries)."""
     return home() / "node"
+
+
+def project_modules_dir() -> Path:
+    """npm project holding what project tasks build with (React, Vite): its node_modules is the
+    read-only node_modules of every project workspace in the sandbox."""
+    return home() / "project"

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from aesenv.artifact import extract_artifact
 from aesenv.envs.tools import ToolCall, parse_action
 from aesenv.tasks import Task
-from policies.base import register_policy
+from policies.base import message_text, register_policy, tool_call_message
 from policies.plot_template import PlotTemplatePolicy
 from policies.template import TemplatePolicy
 
@@ -68,22 +68,14 @@ def has_errors(render_observation: str) -> bool:
     return any(int(n) for n in counts) or "traceback:\n" in render_observation
 
 
-def _text(message: dict) -> str:
-    content = message.get("content")
-    if isinstance(content, list):
-        return "\n".join(p.get("text", "") for p in content if p.get("type") == "text")
-    return content or ""
-
-
 def _call(turn: int, name: str, **arguments: str) -> dict:
-    return {"role": "assistant", "content": None, "tool_calls": [
-        {"id": f"repair-{turn}", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}]}
+    return tool_call_message(f"repair-{turn}", name, **arguments)
 
 
 def draft_task(messages: list[dict]) -> Task:
     """The task as the first turn states it (the data files' first lines, for plots)."""
-    prompt = next(_text(m) for m in messages if m["role"] == "user")
-    if "main.py" in _text(messages[0]):
+    prompt = next(message_text(m) for m in messages if m["role"] == "user")
+    if "main.py" in message_text(messages[0]):
         return Task(id="repair-draft", kind="plot", prompt=prompt,
                     data_files={name: head + "\n" for name, head in _DATA_FILE.findall(prompt)})
     return Task(id="repair-draft", prompt=prompt)
@@ -102,7 +94,7 @@ class RepairPolicy:
         return await drafter.generate(task)
 
     async def act(self, messages: list[dict], tools: list[dict] | None = None) -> dict:
-        entry = "main.py" if "main.py" in _text(messages[0]) else "index.html"
+        entry = "main.py" if "main.py" in message_text(messages[0]) else "index.html"
         turns = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
         if not turns:
             draft = extract_artifact(await self.generate(draft_task(messages))).code
@@ -110,8 +102,8 @@ class RepairPolicy:
         last_calls = parse_action(messages[turns[-1]])
         last: ToolCall | None = last_calls[-1] if isinstance(last_calls, list) and last_calls else None
         observation = messages[turns[-1] + 1:]
-        observed = "\n".join(_text(m) for m in observation)
-        failed = any(m["role"] == "tool" and _text(m).startswith(("Error:", "Invalid")) for m in observation)
+        observed = "\n".join(message_text(m) for m in observation)
+        failed = any(m["role"] == "tool" and message_text(m).startswith(("Error:", "Invalid")) for m in observation)
         turn = len(turns) + 1
         if last is None or failed:
             return _call(turn, "submit")
@@ -124,7 +116,7 @@ class RepairPolicy:
             return _call(turn, "view_file", path=entry)
         if last.name == "view_file":
             renders = [i for i in turns if '"render"' in json.dumps(messages[i].get("tool_calls") or [])]
-            render_seen = "\n".join(_text(m) for m in messages[renders[-1] + 1: renders[-1] + 3]) if renders else ""
+            render_seen = "\n".join(message_text(m) for m in messages[renders[-1] + 1: renders[-1] + 3]) if renders else ""
             for fixer in FIXERS:
                 fix = fixer(render_seen, observed)
                 if fix is not None:

@@ -169,7 +169,7 @@ async def test_run_files_pass_the_gate_in_the_env(pipeline, monkeypatch):
     env = make_core("AesWebRefine-v0", [WEB], pipeline=pipeline)
     await env.reset(task="cafe")
 
-    async def forged(argv, files, limits=None):
+    async def forged(argv, files, limits=None, *, links=None):
         return CommandRun(status=RunStatus.OK, exit_code=0, stdout="\udcff out", files_out={
             "index.html": PAGE.encode(), "/etc/shadow": b"x", "../../up": b"x", "sub/\udcff\udcfe": b"x"})
 

@@ -334,14 +334,15 @@ def fake_env(monkeypatch):
     yield FakeRefineEnv
 
 
-async def run_refine_batch(tiny_model, llm, env_id: str, response_length: int = 256) -> DataProto:
-    """Two episodes of one task through veRL's AgentLoopWorker (plain object, no Ray)."""
+async def run_refine_batch(tiny_model, llm, env_id: str, response_length: int = 256, task=None) -> DataProto:
+    """Two episodes of one task (default: the first web task) through veRL's AgentLoopWorker
+    (plain object, no Ray)."""
     from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
 
     cfg = composed("grpo_multi_turn", f"actor_rollout_ref.model.path={tiny_model}", "data.max_prompt_length=256",
                    f"data.max_response_length={response_length}", *OFFLINE_JUDGE)
     worker = AgentLoopWorker(cfg, llm_client=llm)
-    task = load_tasks("builtin:web")[0]
+    task = task or load_tasks("builtin:web")[0]
     row = {"task": task.model_dump_json(), "env_id": env_id, "task_id": task.id}
     batch = DataProto.from_dict(non_tensors={
         "raw_prompt": np.array([[{"role": "user", "content": task.prompt}]] * 2, dtype=object),
@@ -388,6 +389,23 @@ async def test_refine_agent_loop_submits_when_the_response_budget_runs_out(tiny_
     assert fake_env.actions.count({"name": "submit", "arguments": {}}) == 2  # one per episode, sent by the loop
     assert out.batch["responses"].shape[1] == 16
     assert out.non_tensor_batch["aes_static"][0] == pytest.approx(0.6)
+
+
+@pytest.mark.slow
+async def test_refine_agent_loop_drives_a_project_episode(tiny_model):
+    """The real AesWebProject-v0 under veRL's worker: a webshot builds and shows the app, submit
+    has the verifier rebuild and score it."""
+    from verl.utils import hf_tokenizer
+
+    task = next(t for t in load_tasks("builtin:project") if t.id == "project-fix-anchors")
+    llm = FakeLLM(hf_tokenizer(tiny_model), ['<tool_call name="webshot"></tool_call>',
+                                             '<tool_call name="submit"></tool_call>'])
+    out = await run_refine_batch(tiny_model, llm, "AesWebProject-v0", response_length=4096, task=task)
+    last = int(out.batch["attention_mask"][0, 256:].sum()) - 1
+    assert out.batch["rm_scores"][0, last].item() == pytest.approx(0.7, abs=0.05)  # G=1, one link broken
+    potentials = list(out.non_tensor_batch["potentials"][0])
+    assert len(potentials) == 3 and 0 < potentials[1] < 1 and potentials[2] == potentials[1]
+    assert out.non_tensor_batch["episode_end"][0] == "submit"
 
 
 class BrokenRefineEnv(FakeRefineEnv):

@@ -9,7 +9,7 @@ on the way, ours otherwise. A channel is built from the pipeline's parts it name
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -85,13 +85,15 @@ ANSWER_NAMES = {ArtifactKind.HTML: "HTML page", ArtifactKind.PYTHON: "Python scr
 class Evidence:
     """What channels get to look at for one answer, made by the task's kind. `rendering` is None
     when nothing rendered; `live` is the still-open page, present only when a channel needs it;
-    `plot` is the sandbox run of a plot script (None when nothing ran)."""
+    `plot` is the sandbox run of a plot script (None when nothing ran); `extra` what else a
+    kind measured once for all its channels (a project's build, census and reference)."""
 
     task: Task
     artifact: Artifact
     rendering: Rendering | None = None
     live: LivePage | None = None
     plot: PlotRun | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

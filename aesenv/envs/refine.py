@@ -43,9 +43,9 @@ from pydantic import BaseModel, Field
 from aesenv.artifact import MAX_ARTIFACT_BYTES
 from aesenv.envs.base import AsyncKindEnv, KindEnv, TaskSource, deterministic_view, utf8_clean
 from aesenv.envs.spaces import UnicodeText
-from aesenv.envs.tools import (TOOLS, ActionError, Intake, ToolCall, ToolError, Workspace, parse_action,
-                               parse_text_action, shown, text_form_help)
-from aesenv.kinds import Kind
+from aesenv.envs.tools import (REFINE_TOOL_SPECS, ActionError, Intake, ToolCall, ToolError, ToolSpecs, Workspace,
+                               parse_action, parse_text_action, shown, text_form_help, tool_schemas)
+from aesenv.kinds import Kind, Look
 from aesenv.llm.client import image_part
 from aesenv.rewards import PipelineConfig, RewardPipeline
 from aesenv.sandbox import CommandRun, RunStatus, SandboxLimits
@@ -69,11 +69,11 @@ class RefineBudget(BaseModel):
     max_calls_per_turn: int = Field(16, ge=1)  # tool calls run per message; the rest are answered unrun
 
 
-def _system_prompt(kind: Kind) -> str:
+def _system_prompt(kind: Kind, specs: ToolSpecs) -> str:
     return (f"You build {kind.workspace_brief}. Work in the workspace with tools: write {kind.entry}, render it to "
             "see the result (and any errors), fix problems with edit_file, and call submit when it is good. Only "
             "the workspace at submit is scored, and it must render.\n\nIf you cannot call tools natively, write "
-            f"exactly one tool call per message in this form:\n\n{text_form_help()}")
+            f"exactly one tool call per message in this form:\n\n{text_form_help(specs)}")
 
 
 def _describe_run(run: CommandRun, intake: Intake, budget: int) -> str:
@@ -113,7 +113,8 @@ class AsyncRefineEnv(AsyncKindEnv):
     """The async core (for veRL agent loops): `await reset(task=...)`, `await step(action)`."""
 
     mode = "refine"
-    tools: list[dict] = TOOLS
+    tool_specs: ToolSpecs = REFINE_TOOL_SPECS  # what the actions may call (`aesenv.envs.tools`)
+    measure_at_end = True  # Φ is measured once more at the end when the workspace changed since
 
     def __init__(self, tasks: TaskSource | None = None, *, kind: str | Kind, pipeline: RewardPipeline | None = None,
                  config: PipelineConfig | None = None, budget: RefineBudget | None = None) -> None:
@@ -127,13 +128,14 @@ class AsyncRefineEnv(AsyncKindEnv):
         self._measured: str | None = None  # the workspace fingerprint Φ was last measured on
         self._started = 0.0
         self._done = True
+        self.tools: list[dict] = tool_schemas(self.tool_specs)
         self._handlers: dict[str, Callable[[ToolCall], Awaitable[Outcome]]] = {
             "write_file": self._write_file, "edit_file": self._edit_file, "view_file": self._view_file,
             "render": self._render, "run": self._run, "submit": self._submit}
 
     def first_turn(self, task: Task) -> list[dict]:
         """System prompt (tools and the text form) and the single-turn prompt as the user turn."""
-        return [{"role": "system", "content": _system_prompt(self.kind)},
+        return [{"role": "system", "content": _system_prompt(self.kind, self.tool_specs)},
                 {"role": "user", "content": self.kind.request(task)}]
 
     def screen(self) -> bytes | None:
@@ -154,7 +156,7 @@ class AsyncRefineEnv(AsyncKindEnv):
         self._turn += 1
         before = self._potential
         try:
-            calls = parse_action(action)
+            calls = parse_action(action, self.tool_specs)
         except Exception as exc:  # noqa: BLE001 - no action may take the episode down
             log.exception("refine env: parsing an action failed")
             calls = ActionError(f"the action could not be read ({type(exc).__name__})")
@@ -185,6 +187,10 @@ class AsyncRefineEnv(AsyncKindEnv):
             self._done = True
             reward, final_info = await self._final_score()
             info.update(final_info, end="submit" if submitted else truncated_by)
+            penalty = self.end_penalty(info["end"])
+            if penalty and not math.isnan(reward):
+                reward = round(reward - penalty, 6)
+                info["end_penalty"] = penalty
             outcomes.append(Outcome(None, f"[Episode ended ({info['end']}). Final reward: {reward}]"))
         info["potential"] = self._potential
         info["delta_potential"] = round(self._potential - before, 6)
@@ -215,13 +221,22 @@ class AsyncRefineEnv(AsyncKindEnv):
     async def _view_file(self, call: ToolCall) -> Outcome:
         return Outcome(call, self.workspace.read(call.arguments["path"]))
 
+    def sandbox_links(self) -> dict[str, str]:
+        """Links a `run`'s workspace gets (`Sandbox.run`); none in a page or plot workspace."""
+        return {}
+
+    def kept(self, path: str) -> bool:
+        """Whether a file a `run` leaves belongs in the workspace (all do here)."""
+        return True
+
     async def _run(self, call: ToolCall) -> Outcome:
         limits = SandboxLimits(timeout_s=self.budget.run_timeout_s, max_output_bytes=self.budget.run_max_output_bytes)
         run = await self.pipeline.execute(["/bin/sh", "-c", call.arguments["command"]],
-                                          dict(self.workspace.files), limits)
+                                          dict(self.workspace.files), limits, links=self.sandbox_links())
         if run.status is RunStatus.INFRA_ERROR:
             raise ToolError(f"the sandbox failed on our side ({run.reason}); try again")
-        intake = self.workspace.take(run.files_out, run.files_skipped, first=self.entry)
+        intake = self.workspace.take({p: b for p, b in run.files_out.items() if self.kept(p)},
+                                     {p: w for p, w in run.files_skipped.items() if self.kept(p)}, first=self.entry)
         text = _describe_run(run, intake, self.budget.max_observation_chars)
         return Outcome(call, text, error="" if run.ok else f"command {run.status.value}")
 
@@ -244,15 +259,24 @@ class AsyncRefineEnv(AsyncKindEnv):
         look = await self.pipeline.inspect(self.task, code, others, budget_chars=self.budget.max_observation_chars)
         if look.problem:
             raise ToolError(look.problem)
-        self._potential = look.potential
+        self._potential = self.potential_after(look)
         self.last_image = look.images[0] if look.images else None
         return look.text, look.images
+
+    def potential_after(self, look: Look) -> float:
+        """Φ once the agent has looked (the kind's Φ of what it saw)."""
+        return look.potential
+
+    def end_penalty(self, end: str) -> float:
+        """What is taken off the final reward for how the episode ended (nothing here)."""
+        return 0.0
 
     async def _final_score(self) -> tuple[float, dict[str, Any]]:
         """The workspace through the one pipeline, like a single-turn answer."""
         entry = self.workspace.files.get(self.entry, b"")
         others = {p: b for p, b in self.workspace.files.items() if p != self.entry}
-        if self._measured != self.workspace.fingerprint() and self.entry in self.workspace.files:
+        if (self.measure_at_end and self._measured != self.workspace.fingerprint()
+                and self.entry in self.workspace.files):
             try:
                 await self._look()
             except ToolError:  # our render failed: Φ stays carried forward

@@ -29,7 +29,7 @@ from typing import Any
 from aesenv.text import shown
 
 # name -> (description, {argument: description}); every argument is a required string.
-_TOOL_SPECS: dict[str, tuple[str, dict[str, str]]] = {
+REFINE_TOOL_SPECS: dict[str, tuple[str, dict[str, str]]] = {  # the refine envs' tools
     "write_file": ("Create or overwrite a file in the workspace.",
                    {"path": "relative path, e.g. index.html", "content": "the whole file"}),
     "edit_file": ("Replace one exact occurrence of `old` with `new` in a file. `old` must occur exactly once; "
@@ -43,16 +43,21 @@ _TOOL_SPECS: dict[str, tuple[str, dict[str, str]]] = {
     "submit": ("Finish: the workspace as it is now is scored. Call it when the result is good.", {}),
 }
 
-TOOL_NAMES = tuple(_TOOL_SPECS)
+ToolSpecs = dict[str, tuple[str, dict[str, str]]]
 
-TOOLS: list[dict[str, Any]] = [
-    {"type": "function", "function": {
+
+def tool_schemas(specs: ToolSpecs) -> list[dict[str, Any]]:
+    """The OpenAI function schemas of `specs`."""
+    return [{"type": "function", "function": {
         "name": name, "description": description,
         "parameters": {"type": "object",
                        "properties": {arg: {"type": "string", "description": text} for arg, text in args.items()},
                        "required": list(args), "additionalProperties": False}}}
-    for name, (description, args) in _TOOL_SPECS.items()
-]
+            for name, (description, args) in specs.items()]
+
+
+TOOL_NAMES = tuple(REFINE_TOOL_SPECS)
+TOOLS: list[dict[str, Any]] = tool_schemas(REFINE_TOOL_SPECS)
 
 MAX_FILES = 64
 MAX_FILE_BYTES = 1_000_000
@@ -78,10 +83,10 @@ class ToolError(ValueError):
     """A well-formed call that cannot be carried out (missing file, ambiguous edit, ...)."""
 
 
-def text_form_help() -> str:
+def text_form_help(specs: ToolSpecs = REFINE_TOOL_SPECS) -> str:
     """How to write each tool in the text form (for system prompts)."""
     lines = []
-    for name, (description, args) in _TOOL_SPECS.items():
+    for name, (description, args) in specs.items():
         body = "".join(f"<{arg}>...</{arg}>\n" for arg in args)
         lines.append(f'<tool_call name="{name}">\n{body}</tool_call>\n  {description}')
     return "\n".join(lines)
@@ -107,7 +112,7 @@ def _element(body: str, arg: str) -> str | None:
     return body[start + len(arg) + 2:end]
 
 
-def parse_text_action(text: str) -> dict[str, Any] | ActionError:
+def parse_text_action(text: str, specs: ToolSpecs = REFINE_TOOL_SPECS) -> dict[str, Any] | ActionError:
     """The first tool call written in `text`, as `{"name", "arguments"}`."""
     text = text if isinstance(text, str) else ""
     # Only the text up to the last closing tag can hold a complete call: searching beyond it
@@ -128,8 +133,8 @@ def parse_text_action(text: str) -> dict[str, Any] | ActionError:
         if not isinstance(value, dict) or not isinstance(value.get("name"), str):
             return ActionError('the JSON in <tool_call> needs a "name" string')
         return {"name": value["name"], "arguments": value.get("arguments") or {}}
-    if name not in _TOOL_SPECS:
-        return ActionError(f"unknown tool '{shown(name)}'; tools: {', '.join(TOOL_NAMES)}")
+    if name not in specs:
+        return ActionError(f"unknown tool '{shown(name)}'; tools: {', '.join(specs)}")
     stripped = body.strip()
     if stripped.startswith("{"):
         try:
@@ -137,16 +142,16 @@ def parse_text_action(text: str) -> dict[str, Any] | ActionError:
         except (ValueError, RecursionError):
             pass
     arguments = {}
-    for arg in _TOOL_SPECS[name][1]:
+    for arg in specs[name][1]:
         found = _element(body, arg)
         if found is not None:
             arguments[arg] = _strip_one_newline(found)
     return {"name": name, "arguments": arguments}
 
 
-def _checked(name: Any, arguments: Any, call_id: str = "") -> ToolCall | ActionError:
-    if not isinstance(name, str) or name not in _TOOL_SPECS:
-        return ActionError(f"unknown tool '{shown(name)}'; tools: {', '.join(TOOL_NAMES)}")
+def _checked(name: Any, arguments: Any, call_id: str = "", specs: ToolSpecs = REFINE_TOOL_SPECS) -> ToolCall | ActionError:
+    if not isinstance(name, str) or name not in specs:
+        return ActionError(f"unknown tool '{shown(name)}'; tools: {', '.join(specs)}")
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments) if arguments.strip() else {}
@@ -156,7 +161,7 @@ def _checked(name: Any, arguments: Any, call_id: str = "") -> ToolCall | ActionE
         arguments = {}
     if not isinstance(arguments, dict):
         return ActionError(f"{name}: arguments must be an object, not {type(arguments).__name__}")
-    wanted = _TOOL_SPECS[name][1]
+    wanted = specs[name][1]
     missing = [a for a in wanted if a not in arguments]
     if missing:
         return ActionError(f"{name}: missing argument(s) {missing}; it takes {list(wanted) or 'none'}")
@@ -166,17 +171,18 @@ def _checked(name: Any, arguments: Any, call_id: str = "") -> ToolCall | ActionE
     return ToolCall(name=name, arguments={a: arguments[a] for a in wanted}, id=call_id)
 
 
-def parse_action(action: Any) -> list[ToolCall] | ActionError:
+def parse_action(action: Any, specs: ToolSpecs = REFINE_TOOL_SPECS) -> list[ToolCall] | ActionError:
     """Every spelling an env step accepts: assistant text (text form), `{"name", "arguments"}`,
     or an assistant message (native `tool_calls`, else its text content in the text form).
     Never raises: whatever the action holds, the answer is calls or an `ActionError`."""
     if isinstance(action, str):
-        parsed = parse_text_action(action)
-        return parsed if isinstance(parsed, ActionError) else _as_list(_checked(parsed["name"], parsed["arguments"]))
+        parsed = parse_text_action(action, specs)
+        return parsed if isinstance(parsed, ActionError) else _as_list(
+            _checked(parsed["name"], parsed["arguments"], specs=specs))
     if not isinstance(action, dict):
         return ActionError(f"an action is a message text or a dict, not {type(action).__name__}")
     if "name" in action:
-        return _as_list(_checked(action["name"], action.get("arguments", {})))
+        return _as_list(_checked(action["name"], action.get("arguments", {}), specs=specs))
     native = action.get("tool_calls")
     if native:
         if not isinstance(native, (list, tuple)):
@@ -187,7 +193,7 @@ def parse_action(action: Any) -> list[ToolCall] | ActionError:
             function = raw.get("function") if isinstance(raw.get("function"), dict) else {}
             raw_id = raw.get("id", "")
             call_id = raw_id if isinstance(raw_id, str) else str(raw_id)
-            checked = _checked(function.get("name"), function.get("arguments", {}), call_id)
+            checked = _checked(function.get("name"), function.get("arguments", {}), call_id, specs)
             if isinstance(checked, ActionError):
                 name = function.get("name")
                 checked = ToolCall(name=shown(name) if isinstance(name, str) else "?", arguments={}, id=call_id,
@@ -197,7 +203,7 @@ def parse_action(action: Any) -> list[ToolCall] | ActionError:
     content = action.get("content")
     if isinstance(content, (list, tuple)):
         content = "\n".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
-    return parse_action(content if isinstance(content, str) else "")
+    return parse_action(content if isinstance(content, str) else "", specs)
 
 
 def _as_list(call: ToolCall | ActionError) -> list[ToolCall] | ActionError:

@@ -6,6 +6,7 @@ Everything kind-specific lives in the kind's module; the rest of aesenv is writt
 
 from aesenv.kinds.base import KINDS, Kind, Look, Workbench, env_ids, kind_of, mode_of, register_kind
 from aesenv.kinds.plot import PLOT, PlotKind
+from aesenv.kinds.project import PROJECT, ProjectKind
 from aesenv.kinds.web import WEB, WebKind
 
 
@@ -14,5 +15,5 @@ def channel_names() -> list[str]:
     return sorted({name for kind in KINDS for name in KINDS[kind].channels})
 
 
-__all__ = ["KINDS", "PLOT", "WEB", "Kind", "Look", "PlotKind", "WebKind", "Workbench", "channel_names", "env_ids",
+__all__ = ["KINDS", "PLOT", "PROJECT", "WEB", "Kind", "Look", "PlotKind", "ProjectKind", "WebKind", "Workbench", "channel_names", "env_ids",
            "kind_of", "mode_of", "register_kind"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -30,9 +30,11 @@ from aesenv.sandbox.base import Sandbox
 from aesenv.specs import build_from_spec
 from aesenv.tasks import Task
 
-# Env modes and the generic env class each is served by (strings: gym imports them on `make`).
+# Env modes and the generic env class each is served by (strings: gym imports them on `make`), with
+# the id suffix; a kind may serve other modes or classes (`Kind.envs`).
 ENTRY_POINTS = {"single": "aesenv.envs.single:SingleTurnEnv", "refine": "aesenv.envs.refine:RefineEnv"}
 ENV_SUFFIX = {"single": "", "refine": "Refine"}
+DEFAULT_ENVS = {mode: (ENV_SUFFIX[mode], entry) for mode, entry in ENTRY_POINTS.items()}
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,7 @@ class Look:
     images: list[bytes]
     potential: float  # the kind's cheap Φ of this result
     problem: str = ""  # our side failed to look: nothing to show, and the agent may try again
+    measures: dict[str, float] = field(default_factory=dict)  # Φ's parts (a project's per-requirement scores)
 
 
 class Kind:
@@ -69,7 +72,14 @@ class Kind:
     observation_lengths: ClassVar[dict[str, int]] = {"prompt": 100_000, "category": 64}
     blank_frame: ClassVar[tuple[int, int] | None] = None  # (h, w) of `render()` with no image; None: the viewport
     channel_classes: ClassVar[tuple[type[Channel], ...]] = ()
+    # Channels every answer of this kind is scored with whatever `PipelineConfig.channels` names
+    # (a verifier that is one formula), and the one whose failure closes the gate on the others
+    # whatever `gate_on_execution` says; the aggregator that makes the record's reward.
+    fixed_channels: ClassVar[bool] = False
+    gate_channel: ClassVar[str | None] = None
+    aggregator: ClassVar[str] = "paper"
     judges: ClassVar[Registry[Callable[..., Any]]]  # `offline`, `openai` ... → factory(argument, **options)
+    envs: ClassVar[dict[str, tuple[str, str]]] = DEFAULT_ENVS  # mode -> (id suffix, env entry point)
 
     def __init__(self) -> None:
         self.channels: Registry[type[Channel]] = Registry(f"{self.name} reward channel")
@@ -77,7 +87,7 @@ class Kind:
             self.channels.register(channel.name)(channel)
 
     def env_id(self, mode: str) -> str:
-        return f"Aes{self.title}{ENV_SUFFIX[mode]}-v0"
+        return f"Aes{self.title}{self.envs[mode][0]}-v0"
 
     # --- asking -------------------------------------------------------------------------------
     def request(self, task: Task) -> str:
@@ -155,6 +165,10 @@ class Kind:
         """The cheap Φ of a result: a page's structural score (`aesenv.kinds.page`)."""
         return structural_score(evidence.rendering)
 
+    def measures(self, evidence: Evidence) -> dict[str, float]:
+        """Φ's parts, for an env that keeps a ledger of them (none by default)."""
+        return {}
+
     def look_problem(self, evidence: Evidence) -> str:
         """Our side's failure to produce the evidence of a `render` ('' when there is none)."""
         rendering = evidence.rendering
@@ -187,7 +201,7 @@ KINDS: Registry[Kind] = Registry("artifact kind")
 def register_kind(kind: Kind) -> Kind:
     """Register `kind` and its Gymnasium ids. Registering the same object again is a no-op."""
     KINDS.register(kind.name)(kind)
-    for mode, entry_point in ENTRY_POINTS.items():
+    for mode, (_, entry_point) in kind.envs.items():
         env_id = kind.env_id(mode)
         if env_id not in gym.registry:
             gym.register(id=env_id, entry_point=entry_point, kwargs={"kind": kind.name}, max_episode_steps=None)
@@ -202,8 +216,7 @@ def kind_of(task: Task) -> Kind:
 
 def env_ids(mode: str | None = None) -> list[str]:
     """Every registered env id (of one mode: `single` or `refine`)."""
-    modes = [mode] if mode else list(ENTRY_POINTS)
-    return [KINDS[name].env_id(m) for name in KINDS for m in modes]
+    return [KINDS[name].env_id(m) for name in KINDS for m in KINDS[name].envs if mode in (None, m)]
 
 
 def mode_of(env_id: str) -> tuple[Kind, str]:
@@ -212,4 +225,4 @@ def mode_of(env_id: str) -> tuple[Kind, str]:
     if kind_name not in KINDS:
         raise ValueError(f"{env_id!r} is not an aesenv env; registered: {env_ids()}")
     kind = KINDS[kind_name]
-    return kind, next(m for m in ENTRY_POINTS if kind.env_id(m) == env_id)
+    return kind, next(m for m in kind.envs if kind.env_id(m) == env_id)

@@ -19,20 +19,25 @@ class NodeToolsError(RuntimeError):
     pass
 
 
-def install_node_tools(quiet: bool = False) -> Path:
-    """Install (or refresh) the pinned packages; a no-op when the lock file is unchanged."""
+def install_lock(package: str, target: Path, quiet: bool = False) -> Path:
+    """`npm ci` the package.json and package-lock.json shipped in the Python package `package`
+    into `target`; a no-op when `target` already holds that lock."""
     npm = shutil.which("npm")
     if not npm:
         raise NodeToolsError("npm not found: install Node.js with npm (e.g. `apt-get install nodejs npm`)")
-    target = paths.node_dir()
     target.mkdir(parents=True, exist_ok=True)
-    lock = (resources.files("aesenv.node") / "package-lock.json").read_text()
+    lock = (resources.files(package) / "package-lock.json").read_text()
     stamp = target / "node_modules" / ".aesenv-lock"
     if stamp.is_file() and stamp.read_text() == lock:
         return target
-    (target / "package.json").write_text((resources.files("aesenv.node") / "package.json").read_text())
+    (target / "package.json").write_text((resources.files(package) / "package.json").read_text())
     (target / "package-lock.json").write_text(lock)
     cmd = [npm, "ci", "--no-audit", "--no-fund", "--omit=dev"] + (["--silent"] if quiet else [])
     subprocess.run(cmd, cwd=target, check=True)
     stamp.write_text(lock)
     return target
+
+
+def install_node_tools(quiet: bool = False) -> Path:
+    """Install (or refresh) the pinned packages; a no-op when the lock file is unchanged."""
+    return install_lock("aesenv.node", paths.node_dir(), quiet)

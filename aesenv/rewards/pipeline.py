@@ -80,8 +80,8 @@ class RewardPipeline:
         if kind.name not in self._parts:
             judge = self._given_judges.get(kind.name) or kind.make_judge(self.config.judge, **self.config.judge_options)
             context = ChannelContext(config=self.config, judge=judge, linter=self.linter, renderer=self.renderer)
-            channels = [kind.channels[name].from_context(context) for name in self.config.channels
-                        if name in kind.channels]
+            names = list(kind.channels) if kind.fixed_channels else [n for n in self.config.channels if n in kind.channels]
+            channels = [kind.channels[name].from_context(context) for name in names]
             self._parts[kind.name] = _KindParts(judge, channels, any(Need.LIVE_PAGE in c.needs for c in channels))
         return self._parts[kind.name]
 
@@ -145,7 +145,7 @@ class RewardPipeline:
             if kind.looked(evidence):
                 timings[kind.stage] = _ms(t)
             t = time.perf_counter()
-            channels, gate = await self._run_channels(parts.channels, evidence)
+            channels, gate = await self._run_channels(parts.channels, evidence, self._gate_of(kind))
             timings["channels"] = _ms(t)
         timings["total"] = _ms(start)
         record = self._record(kind, evidence, channels, timings, gate)
@@ -163,27 +163,33 @@ class RewardPipeline:
             if problem:
                 return Look("", [], 0.0, problem=problem)
             potential = await kind.potential(evidence)
-        return Look(kind.describe(evidence, budget_chars), kind.images(evidence), potential)
+            return Look(kind.describe(evidence, budget_chars), kind.images(evidence), potential,
+                        measures=kind.measures(evidence))
 
-    async def execute(self, argv: list[str], files: dict[str, bytes], limits: SandboxLimits | None = None) -> CommandRun:
+    async def execute(self, argv: list[str], files: dict[str, bytes], limits: SandboxLimits | None = None, *,
+                      links: dict[str, str] | None = None) -> CommandRun:
         """A command in this pipeline's sandbox (a refine env's `run` tool)."""
-        return await self.sandbox.run(argv, files, limits)
+        return await self.sandbox.run(argv, files, limits, links=links)
 
-    async def _run_channels(self, channels: list[Channel], evidence: Evidence
+    def _gate_of(self, kind: Kind) -> str | None:
+        """The channel the others wait behind: the kind's own gate, else the execution gate when on."""
+        return kind.gate_channel or (GATE_CHANNEL if self.config.gate_on_execution else None)
+
+    async def _run_channels(self, channels: list[Channel], evidence: Evidence, gate_name: str | None
                             ) -> tuple[dict[str, ChannelResult], str]:
-        """Every channel on the same evidence, concurrently; behind the execution gate when it is
-        on, the others only once the answer passed execution. Returns the results and the gate."""
-        gate = next((c for c in channels if c.name == GATE_CHANNEL), None) if self.config.gate_on_execution else None
+        """Every channel on the same evidence, concurrently; behind the gate (`_gate_of`) the
+        others only once the answer passed it. Returns the results and the gate's state."""
+        gate = next((c for c in channels if c.name == gate_name), None)
         if gate is None:
             results = await asyncio.gather(*(self._run_channel(c, evidence) for c in channels))
             return {c.name: r for c, r in zip(channels, results)}, "off"
         verdict = await self._run_channel(gate, evidence)
         rest = [c for c in channels if c is not gate]
         if verdict.status is ChannelStatus.FAILED:
-            closed = ChannelResult.not_applicable(f"execution gate: not assessed, the answer failed {GATE_CHANNEL}")
-            return {GATE_CHANNEL: verdict, **{c.name: closed for c in rest}}, "closed"
+            closed = ChannelResult.not_applicable(f"{gate.name} gate: not assessed, the answer failed {gate.name}")
+            return {gate.name: verdict, **{c.name: closed for c in rest}}, "closed"
         results = await asyncio.gather(*(self._run_channel(c, evidence) for c in rest))
-        return {GATE_CHANNEL: verdict, **{c.name: r for c, r in zip(rest, results)}}, "passed"
+        return {gate.name: verdict, **{c.name: r for c, r in zip(rest, results)}}, "passed"
 
     async def _run_channel(self, channel: Channel, evidence: Evidence) -> ChannelResult:
         # A channel that calls a remote model may need longer than the default: it says how long
@@ -199,8 +205,8 @@ class RewardPipeline:
     def _record(self, kind: Kind, evidence: Evidence, channels: dict[str, ChannelResult],
                 timings: dict[str, float], gate: str) -> RewardRecord:
         task, artifact, rendering = evidence.task, evidence.artifact, evidence.rendering
-        reward = AGGREGATORS["paper"](channels)
-        normalized = AGGREGATORS["normalized"](channels)
+        reward = AGGREGATORS[kind.aggregator](channels)
+        normalized = AGGREGATORS["normalized" if kind.aggregator == "paper" else kind.aggregator](channels)
         infra = reward is None or normalized is None
         provenance = self.provenance(kind.name)
         exec_payload = channels.get("execution")

@@ -112,8 +112,20 @@ class Sandbox(Protocol):
     async def run_plot(self, code: str, files: dict[str, bytes], limits: SandboxLimits | None = None) -> PlotRun:
         """Run a plot script in a fresh workspace holding `files`; collect its figures."""
 
-    async def run(self, argv: list[str], files: dict[str, bytes], limits: SandboxLimits | None = None) -> CommandRun:
-        """Run a command in a fresh workspace holding `files`; return the files it left."""
+    async def run(self, argv: list[str], files: dict[str, bytes], limits: SandboxLimits | None = None, *,
+                  links: dict[str, str] | None = None) -> CommandRun:
+        """Run a command in a fresh workspace holding `files`; return the files it left. `links`:
+        workspace name -> a path inside the sandbox the name is a symbolic link to (a project's
+        read-only `node_modules`, from `runtime_path`); links are never copied back."""
 
+    def runtime_path(self, name: str) -> str | None:
+        """Where a read-only runtime directory this backend provides (`RUNTIMES`) is inside its
+        sandbox, or None when it does not have it here (not installed: run `aesenv setup`)."""
+
+
+# Read-only runtime directories a backend puts in its sandbox when they are installed here
+# (`aesenv setup`): name -> where it is inside the sandbox. Jobs reach one through a link in their
+# workspace (`Sandbox.run`).
+RUNTIMES = {"project_modules": "/opt/aesenv/project/node_modules"}
 
 SANDBOXES: Registry[Callable[..., Sandbox]] = Registry("sandbox")

@@ -4,7 +4,8 @@ Each container: no network, read-only root, a size-capped tmpfs for workspaces, 
 cpu/memory/pids limits, all capabilities dropped except the few the worker needs to switch jobs to
 an unprivileged uid, and `no-new-privileges`. The worker is exec'd once per container and talks
 over the exec's attached stdio (multiplexed by the engine), so a run costs no Docker API call.
-Every container carries our label; `close()` removes ours, and `start()` removes those whose owner
+The image carries this machine's Node.js and the installed project packages (`RUNTIMES`). Every
+container carries our label; `close()` removes ours, and `start()` removes those whose owner
 process is gone. Images are built locally (`aesenv sandbox build`, see `aesenv.sandbox.image`).
 """
 
@@ -15,7 +16,7 @@ import os
 import socket
 import struct
 
-from aesenv.sandbox.base import SANDBOXES, WORKER_CAPS, Isolation, SandboxLimits
+from aesenv.sandbox.base import RUNTIMES, SANDBOXES, WORKER_CAPS, Isolation, SandboxLimits
 from aesenv.sandbox.image import CONTENT_LABEL, client, content_hash, image_name, missing_libraries
 from aesenv.sandbox.pool import FIGURE_META, WORKER_SCRIPT, Channel, Slot, WarmPool
 
@@ -43,7 +44,11 @@ def engine_problem() -> str:
         image = engine.images.get(image_name())
     except docker.errors.ImageNotFound:
         return f"image {image_name()} not built: run `aesenv sandbox build`"
-    if image.labels.get(CONTENT_LABEL) != content_hash():
+    try:
+        wanted = content_hash()
+    except RuntimeError as exc:  # what the image must carry is not installed here
+        return str(exc)
+    if image.labels.get(CONTENT_LABEL) != wanted:
         return f"image {image_name()} is out of date: run `aesenv sandbox build`"
     return ""
 
@@ -70,11 +75,15 @@ class DockerSandbox(WarmPool):
     name = "docker"
 
     def __init__(self, workers: int = 2, limits: SandboxLimits | None = None, image: str | None = None,
-                 cpus: float = 1.0, memory_mb: int | None = None, pids: int = 256, scratch_mb: int = 1024) -> None:
-        """`memory_mb`: the container's cgroup limit. By default it holds a job at its own memory
-        limit, a full workspace tmpfs (charged to the same cgroup) and the worker, so the verdict
-        on a script is the worker's measured `memory limit`, as on the local backend, never the
-        kernel's OOM killer taking the job or the worker first."""
+                 cpus: float | None = None, memory_mb: int | None = None, pids: int = 256,
+                 scratch_mb: int = 1024) -> None:
+        """`cpus`: a CPU quota for the container; by default none, as on the local backend (each
+        job's CPU time is bounded on both by `SandboxLimits.cpu_s`), so a multi-threaded build
+        takes as long in either and meets the same deadline. `memory_mb`: the container's cgroup
+        limit. By default it holds a job at its own memory limit, a full workspace tmpfs (charged
+        to the same cgroup) and the worker, so the verdict on a script is the worker's measured
+        `memory limit`, as on the local backend, never the kernel's OOM killer taking the job or
+        the worker first."""
         super().__init__(workers, limits)
         self.image = image or image_name()
         if memory_mb is None:
@@ -94,6 +103,9 @@ class DockerSandbox(WarmPool):
             if not _owner_alive(container.labels.get(LABEL, "")):
                 container.remove(force=True)
 
+    def runtime_path(self, name: str) -> str | None:
+        return RUNTIMES[name]  # in the image (`aesenv.sandbox.image`), which `engine_problem` checks is current
+
     def _create(self, slot: Slot):
         return self._docker.containers.run(
             self.image, ["sleep", "infinity"], detach=True, init=True, user="0",
@@ -101,7 +113,7 @@ class DockerSandbox(WarmPool):
             tmpfs={"/tmp": f"size={self.scratch_mb}m,mode=0711"},
             cap_drop=["ALL"], cap_add=list(WORKER_CAPS), security_opt=["no-new-privileges"],
             mem_limit=f"{self.memory_mb}m", memswap_limit=f"{self.memory_mb}m",
-            nano_cpus=int(self.cpus * 1e9), pids_limit=self.pids,
+            nano_cpus=int(self.cpus * 1e9) if self.cpus else 0, pids_limit=self.pids,
             labels={LABEL: _owner()}, environment=WORKER_ENV)
 
     def _exec_worker(self, container, slot: Slot) -> socket.socket:
@@ -143,7 +155,8 @@ class DockerSandbox(WarmPool):
     def _isolation(self, hello: dict) -> Isolation:
         return Isolation(network=True, filesystem=True,
                          detail="container: network none, read-only root, tmpfs workspace, "
-                                f"non-root job uid, cpus={self.cpus} memory={self.memory_mb}m pids={self.pids}")
+                                f"non-root job uid, cpus={self.cpus or 'unlimited'} memory={self.memory_mb}m "
+                                f"pids={self.pids}")
 
 
 async def _demultiplex(raw: asyncio.StreamReader, stdout: asyncio.StreamReader, slot: Slot) -> None:

@@ -1,7 +1,8 @@
 """Build the Docker sandbox image locally, with no registry: debootstrap a minimal Debian root
 filesystem with Python, install the sandbox's libraries (the plotting stack and the scientific one,
 `SANDBOX_LIBRARIES`) into it from wheels at exactly the versions this environment runs (so both
-backends draw the same pixels), prune it, and `docker import` it.
+backends draw the same pixels), add this machine's Node.js and npm and the installed project
+packages (`RUNTIMES`, so a project builds alike on both), prune it, and `docker import` it.
 
 The image holds only the OS and libraries; the worker's code is handed to each container when it
 starts, so editing the worker never needs a rebuild. The tag is `aesenv-sandbox:<version>` and a
@@ -11,8 +12,10 @@ with that hash exists.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import os
 import platform
 import shutil
 import subprocess
@@ -21,12 +24,15 @@ import tempfile
 from importlib import metadata
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import aesenv
+from aesenv import paths
+from aesenv.sandbox.base import RUNTIMES
 
 SUITE = "bookworm"
 MIRROR = "http://deb.debian.org/debian"
-PACKAGES = ["python3"]
+PACKAGES = ["python3", "libstdc++6"]  # libstdc++ for Node.js
 PYTHON_VERSION = "3.11"  # bookworm's python3
 SITE_PACKAGES = f"usr/local/lib/python{PYTHON_VERSION}/dist-packages"
 # What a sandboxed script can import, distribution -> module. Both backends carry the same set:
@@ -50,8 +56,57 @@ def image_name() -> str:
 
 
 def content_hash() -> str:
-    recipe = {"suite": SUITE, "packages": PACKAGES, "wheels": wheels(), "prune": PRUNE, "changes": IMPORT_CHANGES}
+    recipe = {"suite": SUITE, "packages": PACKAGES, "wheels": wheels(), "prune": PRUNE, "changes": IMPORT_CHANGES,
+              "node": node_install().version, "runtimes": {name: _lock_digest(name) for name in RUNTIMES}}
     return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
+
+
+class NodeInstall(NamedTuple):
+    """This machine's Node.js: the image carries the same binary and npm, so a project builds
+    with the same node on both backends."""
+
+    prefix: Path  # <prefix>/bin/node, <prefix>/lib/node_modules/npm
+    version: str
+
+
+@functools.cache
+def node_install() -> NodeInstall:
+    node = shutil.which("node")
+    if not node:
+        raise RuntimeError("node not found: the image carries this machine's Node.js (run `make setup`)")
+    prefix = Path(os.path.realpath(node)).parent.parent
+    if not (prefix / "lib" / "node_modules" / "npm").is_dir():
+        raise RuntimeError(f"npm not found next to {node} (expected {prefix}/lib/node_modules/npm)")
+    version = subprocess.run([node, "--version"], capture_output=True, text=True, check=True).stdout.strip()
+    return NodeInstall(prefix, version)
+
+
+def _runtime_source(name: str) -> Path:
+    """Where a runtime directory (`RUNTIMES`) is installed here."""
+    return {"project_modules": paths.project_modules_dir() / "node_modules"}[name]
+
+
+def _lock_digest(name: str) -> str:
+    """The installed lock of a runtime directory: the image must be rebuilt when it changes."""
+    stamp = _runtime_source(name) / ".aesenv-lock"
+    if not stamp.is_file():
+        raise RuntimeError(f"{name} is not installed here, so the image cannot carry it: run `aesenv setup`")
+    return hashlib.sha256(stamp.read_bytes()).hexdigest()[:16]
+
+
+def _add_node(rootfs: Path, say: Callable[[str], None]) -> None:
+    """This machine's node and npm under /usr/local, and the runtime directories at their places."""
+    node = node_install()
+    say(f"adding Node.js {node.version} and {', '.join(RUNTIMES)}")
+    bin_dir, lib_dir = rootfs / "usr/local/bin", rootfs / "usr/local/lib/node_modules"
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    lib_dir.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(node.prefix / "bin" / "node", bin_dir / "node")
+    shutil.copytree(node.prefix / "lib" / "node_modules" / "npm", lib_dir / "npm", symlinks=True)
+    for command, script in (("npm", "npm-cli.js"), ("npx", "npx-cli.js")):
+        (bin_dir / command).symlink_to(f"../lib/node_modules/npm/bin/{script}")
+    for name, inside in RUNTIMES.items():
+        shutil.copytree(_runtime_source(name), rootfs / inside.lstrip("/"), symlinks=True)
 
 
 def wheels() -> list[str]:
@@ -101,11 +156,14 @@ def build(force: bool = False, mirror: str = MIRROR, say: Callable[[str], None] 
                         "--implementation", "cp", "--python-version", PYTHON_VERSION,
                         "--platform", f"manylinux2014_{arch}", "--platform", f"manylinux_2_28_{arch}", *wheels()],
                        check=True)
+        _add_node(rootfs, say)
         for relative in PRUNE:
             shutil.rmtree(rootfs / relative, ignore_errors=True)
         (rootfs / "var/lib/apt/lists/partial").mkdir(parents=True, exist_ok=True)
         say("smoke test: importing the sandbox's libraries in the new root")
         subprocess.run(["chroot", str(rootfs), "python3", "-c", SMOKE_TEST], check=True)
+        subprocess.run(["chroot", str(rootfs), "node", f"{RUNTIMES['project_modules']}/vite/bin/vite.js", "--version"],
+                       check=True, stdout=subprocess.DEVNULL)
         tarball = Path(tmp) / "rootfs.tar"
         say("packing the root filesystem")
         subprocess.run(["tar", "-C", str(rootfs), "--numeric-owner", "-cf", str(tarball), "."], check=True)

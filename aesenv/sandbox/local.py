@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 from aesenv import paths
-from aesenv.sandbox.base import SANDBOXES, WORKER_CAPS, Isolation, SandboxLimits
+from aesenv.sandbox.base import RUNTIMES, SANDBOXES, WORKER_CAPS, Isolation, SandboxLimits
 from aesenv.sandbox.pool import FIGURE_META, WORKER_SCRIPT, Channel, Slot, WarmPool
 
 SCRATCH = "/tmp"  # the workspace root, as in the docker backend: a job's files are at /tmp/job-N
@@ -45,6 +45,12 @@ class Policy:
     SYSTEM_FILES = ("/etc/fonts", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
                     "/etc/localtime", "/etc/mime.types")
     WIPED = ("/dev/shm", "/dev/mqueue")  # writable by jobs besides the workspace; emptied after each job
+
+    @staticmethod
+    def runtimes() -> dict[str, str]:
+        """The installed runtime directories (`RUNTIMES`): in-sandbox path -> where it is here."""
+        here = {"project_modules": paths.project_modules_dir() / "node_modules"}
+        return {RUNTIMES[name]: str(path) for name, path in here.items() if path.is_dir()}
 
     @classmethod
     def arguments(cls, python_dirs: tuple[str, ...]) -> list[str]:
@@ -73,6 +79,8 @@ class Policy:
         made.add(SCRATCH)
         for path in python_dirs:
             args += [*parents(path), "--ro-bind", path, path]
+        for inside, here in cls.runtimes().items():
+            args += [*parents(inside), "--ro-bind", here, inside]
         args += [*parents(str(MPL_CACHE)), "--bind", str(MPL_CACHE), str(MPL_CACHE),
                  *parents(WORKER_IN_SANDBOX), "--ro-bind", str(WORKER_SCRIPT), WORKER_IN_SANDBOX]
         return args
@@ -123,6 +131,11 @@ class LocalSandbox(WarmPool):
         if possible and not self.isolate:
             self._detail = "isolation turned off (isolate=False)"
         self._scratch: str | None = None
+
+    def runtime_path(self, name: str) -> str | None:
+        inside = RUNTIMES[name]
+        here = Policy.runtimes().get(inside)
+        return None if here is None else inside if self.isolate else here
 
     def _command(self, slot: Slot) -> list[str]:
         if not self.isolate:

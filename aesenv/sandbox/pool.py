@@ -148,10 +148,11 @@ class WarmPool(ABC):
         run.figures = await asyncio.to_thread(lambda: [screen(f) for f in run.figures])
         return run
 
-    async def run(self, argv: list[str], files: dict[str, bytes], limits: SandboxLimits | None = None) -> CommandRun:
+    async def run(self, argv: list[str], files: dict[str, bytes], limits: SandboxLimits | None = None, *,
+                  links: dict[str, str] | None = None) -> CommandRun:
         if not argv:
             return CommandRun(status=RunStatus.ERROR, reason="empty command", backend=self.name)
-        answer = await self._submit({"kind": "command", "argv": argv}, files, limits)
+        answer = await self._submit({"kind": "command", "argv": argv, "links": dict(links or {})}, files, limits)
         answer["files_out"] = {k: base64.b64decode(v) for k, v in answer.get("files_out", {}).items()}
         return self._record(CommandRun, answer)
 

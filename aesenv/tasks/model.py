@@ -7,6 +7,8 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from aesenv.tasks.project import ProjectSpec
+
 
 class Category(str, Enum):
     """OpenDesign's five categories (plots and projects use their own kinds)."""
@@ -98,6 +100,7 @@ class Task(BaseModel):
     # whitespace distribution); rendered at the task's canvas.
     reference_html: str | None = None
     source: str = "user"
+    project: ProjectSpec | None = None  # `project` tasks: how the project starts, weighted requirements
 
     def __init__(self, **data):
         if "category" in data and data["category"] is not None:

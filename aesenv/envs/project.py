@@ -1,0 +1,141 @@
+"""`AesWebProject-v0`: WebCoder's Webdev-World, a refine env over a multi-file React + Vite project.
+
+The workspace starts from the project kind's scaffold with the task's files laid over it and
+persists between steps in the env (its sources only: what the build, npm or Vite generate,
+`node_modules` and `dist/` among them, never enters it). Every `run` and `webshot` gets a fresh
+sandbox workspace holding those sources with `node_modules` linked to the read-only React + Vite
+install, so nothing a command starts (a dev server, a watcher) survives its call.
+
+Tools: list_files, view_file, write_file, edit_file, search_files, a bounded shell `run`,
+`webshot` (build, serve, open in the hermetic browser), `skill` (our procedural guidance) and
+`submit`. Φ is a ledger of per-requirement scores updated only by the agent's own `webshot`s (a
+lower score replaces a higher one: the ledger records what the agent last saw), count checks
+left out; Φ = Σ wᵢ φᵢ is in `info` after every step with the ledger. A reproduction task
+without requirements uses the source-authoring score of the last webshot. The final workspace is
+rebuilt and scored by the verifier independently of the conversation; an episode that ran out
+of wall time loses 0.1.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aesenv.envs.refine import AsyncRefineEnv, Outcome, RefineBudget, RefineEnv
+from aesenv.envs.tools import REFINE_TOOL_SPECS, ToolCall, ToolError, ToolSpecs, text_form_help
+from aesenv.kinds import Look
+from aesenv.kinds.project import PROJECT, potential_of
+from aesenv.kinds.project.build import generated
+from aesenv.kinds.project.skills import SKILLS, skill_text
+from aesenv.llm.client import image_part
+from aesenv.tasks import Task
+from aesenv.text import shown
+
+WALL_BUDGET_PENALTY = 0.1
+MAX_SEARCH_HITS = 100
+
+PROJECT_TOOL_SPECS: ToolSpecs = {
+    "list_files": ("List the project's files (sources only: node_modules and dist are not part of it) with sizes.",
+                   {}),
+    "view_file": REFINE_TOOL_SPECS["view_file"],
+    "write_file": ("Create or overwrite a file in the project.",
+                   {"path": "relative path, e.g. src/components/Nav.jsx", "content": "the whole file"}),
+    "edit_file": REFINE_TOOL_SPECS["edit_file"],
+    "search_files": ("Find a text (exact, case-sensitive) in the project's files: each matching line as "
+                     "path:line: text.", {"pattern": "the text to find"}),
+    "run": ("Run a shell command in a copy of the project (no network; `npm run build` works; node_modules is "
+            "read-only and holds react, react-dom and vite). Source files it creates or changes are copied back; "
+            "nothing it starts outlives the call.", {"command": "the shell command"}),
+    "webshot": ("Build the project with Vite, serve the build and open it in a headless browser: a screenshot, DOM "
+                "statistics, console and page errors, failed requests, in-page links without a target, and the "
+                "tail of the build log.", {}),
+    "skill": (f"Procedural guidance for one step of the work: {', '.join(SKILLS)}.", {"name": "the skill's name"}),
+    "submit": REFINE_TOOL_SPECS["submit"],
+}
+
+
+def project_budget() -> RefineBudget:
+    """More turns and time than a page: builds take seconds, and projects take more edits."""
+    return RefineBudget(max_turns=30, max_wall_s=1800.0, run_timeout_s=60.0)
+
+
+class AsyncProjectEnv(AsyncRefineEnv):
+    tool_specs = PROJECT_TOOL_SPECS
+    measure_at_end = False  # Φ comes from the agent's own webshots only
+
+    def __init__(self, tasks=None, *, kind: str = PROJECT.name, budget: RefineBudget | None = None,
+                 **options: Any) -> None:
+        super().__init__(tasks, kind=kind, budget=budget or project_budget(), **options)
+        self.ledger: dict[str, float] = {}
+        self._handlers.pop("render")
+        self._handlers.update(list_files=self._list_files, search_files=self._search_files,
+                              webshot=self._render, skill=self._skill)
+
+    def first_turn(self, task: Task) -> list[dict]:
+        system = (f"You develop {self.kind.workspace_brief}. Work with the tools: read the project, write and edit "
+                  "its files, call webshot to build it and see the served app (and any build or page errors), fix "
+                  "what is wrong, and call submit when every requirement is met. Only the project at submit is "
+                  "scored: it is rebuilt, served and checked, and it must build and render.\n\nIf you cannot call "
+                  f"tools natively, write exactly one tool call per message in this form:\n\n"
+                  f"{text_form_help(self.tool_specs)}")
+        return [{"role": "system", "content": system}, {"role": "user", "content": self.kind.request(task)}]
+
+    async def reset(self, *, task: Task | str | None = None, seed: int | None = None) -> tuple[list[dict], dict]:
+        messages, info = await super().reset(task=task, seed=seed)
+        self.ledger = {}
+        png, _ = await self.kind.reference(self.pipeline.bench, self.task)
+        if png:
+            first = messages[-1]
+            messages[-1] = {**first, "content": [{"type": "text", "text": first["content"]}, image_part(png)]}
+        return messages, {**info, "ledger": {}}
+
+    async def step(self, action: str | dict):
+        messages, reward, terminated, truncated, info = await super().step(action)
+        return messages, reward, terminated, truncated, {**info, "ledger": dict(self.ledger)}
+
+    def sandbox_links(self) -> dict[str, str]:
+        modules = self.pipeline.sandbox.runtime_path("project_modules")
+        if modules is None:
+            raise ToolError("the project packages are not installed on our side (run `aesenv setup`); "
+                            "this is not caused by your call")
+        return {"node_modules": modules}
+
+    def kept(self, path: str) -> bool:
+        return not generated(path)
+
+    def end_penalty(self, end: str) -> float:
+        return WALL_BUDGET_PENALTY if end == "max_wall_s" else 0.0
+
+    def potential_after(self, look: Look) -> float:
+        spec = self.task.project
+        if spec is not None and not spec.requirements:
+            return look.potential
+        self.ledger.update(look.measures)
+        return potential_of(self.task, self.ledger)
+
+    async def _list_files(self, call: ToolCall) -> Outcome:
+        return Outcome(call, "\n".join(f"{p} ({len(b)} B)" for p, b in sorted(self.workspace.files.items()))
+                       or "(empty)")
+
+    async def _search_files(self, call: ToolCall) -> Outcome:
+        pattern = call.arguments["pattern"]
+        if not pattern:
+            raise ToolError("search_files: the pattern is empty")
+        hits = []
+        for path, data in sorted(self.workspace.files.items()):
+            for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+                if pattern in line:
+                    hits.append(f"{path}:{number}: {shown(line.strip(), 200)}")
+        more = f"\n… and {len(hits) - MAX_SEARCH_HITS} more" if len(hits) > MAX_SEARCH_HITS else ""
+        return Outcome(call, "\n".join(hits[:MAX_SEARCH_HITS]) + more if hits else f"no file contains {pattern!r}")
+
+    async def _skill(self, call: ToolCall) -> Outcome:
+        try:
+            return Outcome(call, skill_text(call.arguments["name"].strip()))
+        except KeyError:
+            raise ToolError(f"no skill {shown(call.arguments['name'])!r}; skills: {', '.join(SKILLS)}") from None
+
+
+class ProjectEnv(RefineEnv):
+    """The Gymnasium facade of `AsyncProjectEnv` (as `RefineEnv` is of the refine core)."""
+
+    core_class = AsyncProjectEnv

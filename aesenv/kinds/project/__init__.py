@@ -1,0 +1,186 @@
+"""The `project` kind (WebCoder's Webdev-World): a multi-file React + Vite front-end project an
+agent develops over many turns, in `AesWebProject-v0` (`aesenv.envs.project`).
+
+A workspace starts from the scaffold (`scaffold/`), with the task's files laid over it (an
+existing project, maybe with an injected defect). An answer is the workspace's sources: the
+kind builds them in the sandbox (`build`), serves `dist/` from the renderer's virtual origin,
+and takes one census of the live page (`census`); for a reproduction it also renders the
+reference page once per task. The verifier is its three channels (`channels`) and the
+`webcoder` aggregator: R = G·(0.6·f_det + 0.4·f_vlm).
+
+Φ: each requirement's score on the agent's own build, count checks left out (`measures`, kept
+as a ledger by the env); a reproduction without requirements uses the source-authoring score.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+from collections.abc import AsyncIterator
+
+from aesenv.artifact import Artifact
+from aesenv.channels.base import Evidence
+from aesenv.kinds.base import Kind, Workbench, register_kind
+from aesenv.kinds.page import describe_rendering
+from aesenv.kinds.project.build import Build, build, generated, scaffold_files
+from aesenv.kinds.project.census import Census, requirement_score, source_authoring, take_census
+from aesenv.kinds.project.channels import ProjectDetChannel, ProjectGateChannel, ProjectVlmChannel, blank
+from aesenv.kinds.project.judge import PROJECT_JUDGES, setting
+from aesenv.render import RenderStatus
+from aesenv.tasks import Task
+from aesenv.text import clip
+
+
+class ProjectKind(Kind):
+    name = "project"
+    title = "WebProject"
+    entry = "index.html"
+    default_tasks = "builtin:project"
+    stage = "build_and_render"
+    system_prompt = ("You are an expert front-end engineer. You develop a React + Vite project in a workspace with "
+                     "tools, build it and look at it, and submit when it meets every requirement.")
+    workspace_brief = ("a React + Vite front-end project: index.html loads src/main.jsx, which mounts src/App.jsx; "
+                       "`webshot` builds it with Vite and shows the served app; node_modules holds react, react-dom "
+                       "and vite only (read-only, nothing can be installed, no network)")
+    channel_classes = (ProjectGateChannel, ProjectDetChannel, ProjectVlmChannel)
+    fixed_channels = True
+    gate_channel = "project_gate"
+    aggregator = "webcoder"
+    judges = PROJECT_JUDGES
+    envs = {"refine": ("", "aesenv.envs.project:ProjectEnv")}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._references: dict[str, tuple[bytes | None, str]] = {}
+
+    # --- asking -------------------------------------------------------------------------------
+    def request(self, task: Task) -> str:
+        spec = task.project
+        lines = [task.prompt]
+        shown = [r for r in spec.requirements if not r.hidden] if spec else []
+        if shown:
+            lines += ["", "Requirements (weight):", *(f"- {r.description} ({r.weight:g})" for r in shown)]
+        if spec and spec.start == "files":
+            lines += ["", "The workspace holds the existing project: list_files shows it."]
+        if spec and spec.start == "reference":
+            lines += ["", "The reference screenshot to reproduce is attached."]
+        return "\n".join(lines)
+
+    def initial_files(self, task: Task) -> dict[str, bytes]:
+        files = scaffold_files()
+        if task.project is not None:
+            files.update({path: text.encode("utf-8") for path, text in task.project.files.items()})
+        return files
+
+    # --- answering ----------------------------------------------------------------------------
+    def extract(self, text: str | bytes) -> Artifact:
+        code = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+        return self.workspace_artifact(code)
+
+    async def reference(self, bench: Workbench, task: Task) -> tuple[bytes | None, str]:
+        """The reference page's first screen and visible text, rendered once per task."""
+        if not task.reference_html:
+            return None, ""
+        key = hashlib.sha256(f"{task.id}\0{task.reference_html}".encode()).hexdigest()
+        if key not in self._references:
+            rendering = await bench.renderer.render(task.reference_html)
+            if rendering.status is not RenderStatus.OK:
+                return None, ""  # not cached: our renderer may do better next time
+            self._references[key] = (rendering.viewport_png, rendering.metrics.visible_text)
+        return self._references[key]
+
+    @contextlib.asynccontextmanager
+    async def evidence(self, bench: Workbench, task: Task, artifact: Artifact, files: dict[str, bytes], *,
+                       live: bool, pictures: bool) -> AsyncIterator[Evidence]:
+        """Build the sources, serve `dist/`, take the census on the open page (and render the
+        reference); a project that does not build has a build and no rendering."""
+        sources = {p: b for p, b in files.items() if not generated(p)}
+        if artifact.code:
+            sources[self.entry] = artifact.code.encode("utf-8")
+        extra: dict = {"files": sources}
+        if setting(task) == "reproduction":
+            extra["reference_png"], extra["reference_text"] = await self.reference(bench, task)
+        built = await build(bench.sandbox, sources)
+        extra["build"] = built
+        if not built.ok:
+            yield Evidence(task, artifact, extra=extra)
+            return
+        page = built.output["index.html"].decode("utf-8", "replace")
+        assets = {p: b for p, b in built.output.items() if p != "index.html"}
+        async with bench.renderer.session(page, files=assets, entry="index.html") as (rendering, live_page):
+            if live_page is not None and task.project is not None:
+                extra["census"] = await take_census(live_page, task.project)
+            elif rendering.status is not RenderStatus.INFRA_ERROR:
+                extra["census"] = Census(text=rendering.metrics.visible_text)
+            yield Evidence(task, artifact, rendering, live_page, extra=extra)
+
+    def looked(self, evidence: Evidence) -> bool:
+        return "build" in evidence.extra
+
+    def failure(self, evidence: Evidence, infra: bool) -> str:
+        built: Build | None = evidence.extra.get("build")
+        if infra or built is None:
+            return ""
+        if not built.ok:
+            return built.problem
+        rendering = evidence.rendering
+        if rendering is not None and rendering.status is not RenderStatus.OK:
+            return rendering.error or rendering.status.value
+        if rendering is not None and blank(rendering):
+            return "the app renders a blank page"
+        return ""
+
+    # --- showing ------------------------------------------------------------------------------
+    def live_for_potential(self, task: Task) -> bool:
+        return True
+
+    def measures(self, evidence: Evidence) -> dict[str, float]:
+        """Each requirement's score on this build, count checks left out (count-only ones too)."""
+        census, spec = evidence.extra.get("census"), evidence.task.project
+        if spec is None:
+            return {}
+        if census is None:
+            return {r.id: 0.0 for r in spec.requirements if r.keywords or r.links_resolve}
+        scores = {r.id: requirement_score(r, census, with_counts=False) for r in spec.requirements}
+        return {k: v for k, v in scores.items() if v is not None}
+
+    async def potential(self, evidence: Evidence) -> float:
+        spec = evidence.task.project
+        if spec is not None and not spec.requirements:
+            return source_authoring(evidence.extra.get("files", {}), scaffold_files())["score"]
+        return potential_of(evidence.task, self.measures(evidence))
+
+    def look_problem(self, evidence: Evidence) -> str:
+        built: Build | None = evidence.extra.get("build")
+        if built is not None and built.infra:
+            return f"the sandbox failed on our side ({built.run.reason}); try again"
+        if evidence.rendering is not None and evidence.rendering.status is RenderStatus.INFRA_ERROR:
+            return f"the renderer failed on our side ({evidence.rendering.error}); try again"
+        return ""
+
+    def describe(self, evidence: Evidence, budget_chars: int) -> str:
+        """A webshot as the agent reads it: the build's verdict and log tail, then the served page."""
+        built: Build = evidence.extra["build"]
+        head = [f"build: {'ok' if built.ok else built.problem} ({built.run.duration_ms / 1000:.1f} s)"]
+        log = built.log_tail(min(2_000, budget_chars // 3))
+        if log:
+            head.append(f"build log (tail):\n{log}")
+        if evidence.rendering is None:
+            return clip("\n".join(head + ["Nothing to serve: fix the build and webshot again."]), budget_chars)
+        census = evidence.extra.get("census")
+        if census is not None and census.links:
+            broken = f"; broken targets: {', '.join(census.broken)}" if census.broken else ""
+            head.append(f"in-page links: {census.links}, {census.broken_count} without a target{broken}")
+        if blank(evidence.rendering):
+            head.append("WARNING: the page is blank (almost no visible text, no images).")
+        return clip("\n".join(head) + "\n" + describe_rendering(evidence.rendering), budget_chars)
+
+
+def potential_of(task: Task, measures: dict[str, float]) -> float:
+    """Φ = Σ wᵢ φᵢ over the requirements the ledger keeps, renormalised to their weight."""
+    weights = {r.id: r.weight for r in (task.project.requirements if task.project else ()) if r.id in measures}
+    total = sum(weights.values())
+    return round(sum(w * measures[i] for i, w in weights.items()) / total, 6) if total else 0.0
+
+
+PROJECT = register_kind(ProjectKind())

@@ -1,0 +1,103 @@
+"""The project verifier as reward channels: `project_gate` (G), `project_det` (f_det) and
+`project_vlm` (f_vlm); the `webcoder` aggregator (`aesenv.rewards.aggregate`) makes
+R = G·(0.6·f_det + 0.4·f_vlm). The kind builds, serves and measures once (`Evidence.extra`:
+the build, the census, the reference); the channels read that."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aesenv.channels.base import Channel, ChannelContext, ChannelResult, ChannelStatus, Evidence
+from aesenv.kinds.project.census import f_det_generation, pixel_similarity
+from aesenv.kinds.project.judge import Sight, setting
+from aesenv.llm.client import JudgeError
+from aesenv.render import RenderStatus
+
+BLANK_TEXT_CHARS = 20  # fewer visible characters, with no image or canvas, is a blank page
+
+
+def blank(rendering) -> bool:
+    m = rendering.metrics
+    return m.text_chars < BLANK_TEXT_CHARS and not m.images_total and not m.canvases
+
+
+class ProjectGateChannel(Channel):
+    """G = the build succeeds × the entry page exists × the render is not blank and not failed."""
+
+    name = "project_gate"
+    needs = frozenset()
+    failure_raw = 0.0
+
+    async def measure(self, evidence: Evidence) -> ChannelResult:
+        build = evidence.extra.get("build")
+        if build is None:
+            return ChannelResult.infra_error("the project was not built")
+        if build.infra:
+            return ChannelResult.infra_error(build.problem, backend=build.run.backend)
+        log = {"build_log": build.log_tail(600), "build_ms": round(build.run.duration_ms, 1)}
+        if not build.ok:
+            return self.failed(build.problem, **log)
+        rendering = evidence.rendering
+        if rendering is None or rendering.status is RenderStatus.INFRA_ERROR:
+            return ChannelResult.infra_error(f"render failed: {rendering.error if rendering else 'not rendered'}")
+        if rendering.status is not RenderStatus.OK:
+            return self.failed(f"the built app did not render ({rendering.status.value}: {rendering.error})", **log)
+        if blank(rendering):
+            errors = rendering.page_errors[:3]
+            why = "the app renders a blank page" + (f" (page errors: {'; '.join(e[:200] for e in errors)})"
+                                                    if errors else "")
+            return self.failed(why, page_errors=errors, **log)
+        return ChannelResult(status=ChannelStatus.OK, score=1.0, raw=1.0, payload=log)
+
+
+class ProjectDetChannel(Channel):
+    """f_det: the DOM census against the weighted requirements (generation, existing projects), or
+    the pixel comparison with the reference screenshot (reproduction)."""
+
+    name = "project_det"
+    needs = frozenset()
+
+    async def measure(self, evidence: Evidence) -> ChannelResult:
+        task, census = evidence.task, evidence.extra.get("census")
+        if census is None or evidence.rendering is None:
+            return ChannelResult.infra_error("no census of the served app")
+        if setting(task) == "reproduction":
+            reference = evidence.extra.get("reference_png")
+            if not reference or not evidence.rendering.viewport_png:
+                return ChannelResult.infra_error("no reference or no screenshot to compare")
+            pixels = pixel_similarity(evidence.rendering.viewport_png, reference)
+            return ChannelResult(status=ChannelStatus.OK, score=pixels["score"], raw=pixels["score"],
+                                 payload={"method": "pixels", **pixels})
+        if not task.project.requirements:
+            return ChannelResult.not_applicable("the task has no requirements to check")
+        value, detail = f_det_generation(task.project, census)
+        return ChannelResult(status=ChannelStatus.OK, score=value, raw=value,
+                             payload={"method": "census", "requirements": detail})
+
+
+class ProjectVlmChannel(Channel):
+    """f_vlm: the project judge's per-dimension levels, weighted."""
+
+    name = "project_vlm"
+    needs = frozenset()
+
+    def __init__(self, judge: Any) -> None:
+        self.judge = judge
+        self.deadline_s = getattr(judge, "deadline_s", None)
+
+    @classmethod
+    def from_context(cls, context: ChannelContext) -> "ProjectVlmChannel":
+        return cls(context.judge)
+
+    async def measure(self, evidence: Evidence) -> ChannelResult:
+        census = evidence.extra.get("census")
+        if census is None or evidence.rendering is None:
+            return ChannelResult.infra_error("no census of the served app")
+        sight = Sight(evidence.task, evidence.rendering, census, evidence.extra.get("reference_png"),
+                      evidence.extra.get("reference_text", ""))
+        try:
+            grade = await self.judge.grade(sight)
+        except JudgeError as exc:
+            return ChannelResult.infra_error(f"judge failed: {exc}")
+        return ChannelResult(status=ChannelStatus.OK, score=grade.score, raw=grade.score,
+                             payload=grade.model_dump())

@@ -1,0 +1,1 @@
+"""The project packages' npm manifest and lock (`aesenv setup` installs them)."""
