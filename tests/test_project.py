@@ -80,6 +80,11 @@ def test_project_specs_that_cannot_be_graded_are_refused(bad, message):
         _task(**bad)
 
 
+def test_a_reproduction_needs_its_reference():
+    with pytest.raises(ValidationError, match="needs reference_html"):
+        _task(start="reference")
+
+
 def test_the_request_shows_requirements_but_not_hidden_ones():
     task = _task(requirements=[MENU, dict(NAV, hidden=True)])
     text = PROJECT.request(task)
@@ -278,6 +283,14 @@ async def test_a_project_that_meets_its_requirements_scores_high(project_pipelin
     good, plain = await _score(project_pipeline, task, files), await _score(project_pipeline, task)
     assert good.channels["project_det"].score == 1.0 and good.reward > plain.reward > 0
     assert good.channels["project_vlm"].payload["proxy"] is True
+
+
+@pytest.mark.slow
+async def test_a_project_task_without_a_spec_is_scored_on_the_judge_alone(project_pipeline):
+    task = Task(id="bare", kind="project", prompt="Build anything")
+    record = await _score(project_pipeline, task)
+    assert record.status == "ok" and record.channels["project_det"].status.value == "not_applicable"
+    assert record.reward == record.channels["project_vlm"].score > 0
 
 
 @pytest.mark.slow

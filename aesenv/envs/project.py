@@ -82,10 +82,14 @@ class AsyncProjectEnv(AsyncRefineEnv):
     async def reset(self, *, task: Task | str | None = None, seed: int | None = None) -> tuple[list[dict], dict]:
         messages, info = await super().reset(task=task, seed=seed)
         self.ledger = {}
-        png, _ = await self.kind.reference(self.pipeline.bench, self.task)
-        if png:
+        if self.task.reference_html:
+            png, _ = await self.kind.reference(self.pipeline.bench, self.task)
             first = messages[-1]
-            messages[-1] = {**first, "content": [{"type": "text", "text": first["content"]}, image_part(png)]}
+            if png:
+                messages[-1] = {**first, "content": [{"type": "text", "text": first["content"]}, image_part(png)]}
+            else:  # our renderer failed: say so rather than promise an image that is not there
+                messages[-1] = {**first, "content": first["content"] + "\n(The reference screenshot could not be "
+                                                                       "rendered on our side; reset to try again.)"}
         return messages, {**info, "ledger": {}}
 
     async def step(self, action: str | dict):
@@ -106,9 +110,8 @@ class AsyncProjectEnv(AsyncRefineEnv):
         return WALL_BUDGET_PENALTY if end == "max_wall_s" else 0.0
 
     def potential_after(self, look: Look) -> float:
-        spec = self.task.project
-        if spec is not None and not spec.requirements:
-            return look.potential
+        if self.task.project is None or not self.task.project.requirements:
+            return look.potential  # the source-authoring score
         self.ledger.update(look.measures)
         return potential_of(self.task, self.ledger)
 

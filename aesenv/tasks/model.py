@@ -107,5 +107,11 @@ class Task(BaseModel):
             data["category"] = Category.parse(data["category"])
         super().__init__(**data)
 
+    @model_validator(mode="after")
+    def _reproduction_has_a_reference(self) -> "Task":
+        if self.project is not None and self.project.start == "reference" and not self.reference_html:
+            raise ValueError(f"task {self.id}: a project that reproduces a reference needs reference_html")
+        return self
+
     def __hash__(self) -> int:
         return hash((self.id, self.prompt, self.category))

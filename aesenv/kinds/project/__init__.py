@@ -146,7 +146,7 @@ class ProjectKind(Kind):
 
     async def potential(self, evidence: Evidence) -> float:
         spec = evidence.task.project
-        if spec is not None and not spec.requirements:
+        if spec is None or not spec.requirements:
             return source_authoring(evidence.extra.get("files", {}), scaffold_files())["score"]
         return potential_of(evidence.task, self.measures(evidence))
 

@@ -68,7 +68,7 @@ class ProjectDetChannel(Channel):
             pixels = pixel_similarity(evidence.rendering.viewport_png, reference)
             return ChannelResult(status=ChannelStatus.OK, score=pixels["score"], raw=pixels["score"],
                                  payload={"method": "pixels", **pixels})
-        if not task.project.requirements:
+        if task.project is None or not task.project.requirements:
             return ChannelResult.not_applicable("the task has no requirements to check")
         value, detail = f_det_generation(task.project, census)
         return ChannelResult(status=ChannelStatus.OK, score=value, raw=value,

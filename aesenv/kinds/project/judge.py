@@ -91,7 +91,8 @@ class OfflineProjectJudge:
         evidence: dict[str, Any] = {"errors": errors, "failed_requests": failed}
         if kind == "generation":
             judgement = self._design.judge_sync(sight.task, r)
-            keyword_checks = [c["keywords"]["score"] for q in sight.task.project.requirements
+            requirements = sight.task.project.requirements if sight.task.project else ()
+            keyword_checks = [c["keywords"]["score"] for q in requirements
                               if "keywords" in (c := requirement_checks(q, census))]
             content = (sum(keyword_checks) / len(keyword_checks) if keyword_checks
                        else min(1.0, r.metrics.text_chars / 600))
