@@ -28,6 +28,7 @@ from aesenv.envs import make_core
 from aesenv.rewards import PipelineConfig
 from aesenv.tasks import load_tasks
 from aesenv.trajectory import run_episode
+from policies.base import tool_call_message
 from policies.project_repair import ProjectRepairPolicy
 
 TARGETS_S = {"reset": 1.0, "webshot_median": 3.0, "verifier_max": 10.0}
@@ -35,8 +36,7 @@ EDIT_MARK = "\n/* bench edit */\n"
 
 
 def _call(name: str, **arguments: str) -> dict:
-    return {"role": "assistant", "content": None, "tool_calls": [
-        {"id": f"bench-{name}", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}]}
+    return tool_call_message(f"bench-{name}", name, **arguments)
 
 
 async def _timed(call):

@@ -19,12 +19,13 @@ import hashlib
 from collections.abc import AsyncIterator
 
 from aesenv.artifact import Artifact
-from aesenv.channels.base import Evidence
+from aesenv.channels.base import ChannelStatus, Evidence
 from aesenv.kinds.base import Kind, Workbench, register_kind
 from aesenv.kinds.page import describe_rendering
 from aesenv.kinds.project.build import Build, build, generated, scaffold_files
 from aesenv.kinds.project.census import Census, requirement_score, source_authoring, take_census
-from aesenv.kinds.project.channels import ProjectDetChannel, ProjectGateChannel, ProjectVlmChannel, blank
+from aesenv.kinds.project.channels import (ProjectDetChannel, ProjectGateChannel, ProjectVlmChannel, blank,
+                                            gate_verdict)
 from aesenv.kinds.project.judge import PROJECT_JUDGES, setting
 from aesenv.render import RenderStatus
 from aesenv.tasks import Task
@@ -118,17 +119,8 @@ class ProjectKind(Kind):
         return "build" in evidence.extra
 
     def failure(self, evidence: Evidence, infra: bool) -> str:
-        built: Build | None = evidence.extra.get("build")
-        if infra or built is None:
-            return ""
-        if not built.ok:
-            return built.problem
-        rendering = evidence.rendering
-        if rendering is not None and rendering.status is not RenderStatus.OK:
-            return rendering.error or rendering.status.value
-        if rendering is not None and blank(rendering):
-            return "the app renders a blank page"
-        return ""
+        status, why = gate_verdict(evidence)
+        return why if status is ChannelStatus.FAILED and not infra else ""
 
     # --- showing ------------------------------------------------------------------------------
     def live_for_potential(self, task: Task) -> bool:

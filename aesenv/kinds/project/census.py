@@ -81,16 +81,21 @@ def requirement_checks(req: ProjectRequirement, census: Census, *, with_counts: 
     return checks
 
 
+def _mean(checks: dict[str, Any]) -> float | None:
+    return round(sum(c["score"] for c in checks.values()) / len(checks), 6) if checks else None
+
+
 def requirement_score(req: ProjectRequirement, census: Census, *, with_counts: bool = True) -> float | None:
     """The mean of `req`'s checks; None when it sets none (a count-only one without counts)."""
-    checks = requirement_checks(req, census, with_counts=with_counts)
-    return round(sum(c["score"] for c in checks.values()) / len(checks), 6) if checks else None
+    return _mean(requirement_checks(req, census, with_counts=with_counts))
 
 
 def f_det_generation(spec: ProjectSpec, census: Census) -> tuple[float, dict[str, Any]]:
     """Σ wᵢ·scoreᵢ over the requirements, hidden ones included, with each one's checks."""
-    detail = {r.id: {"weight": r.weight, "type": r.type, "score": requirement_score(r, census),
-                     "checks": requirement_checks(r, census)} for r in spec.requirements}
+    detail = {}
+    for r in spec.requirements:
+        checks = requirement_checks(r, census)
+        detail[r.id] = {"weight": r.weight, "type": r.type, "score": _mean(checks), "checks": checks}
     return round(sum(d["weight"] * d["score"] for d in detail.values()), 6), detail
 
 

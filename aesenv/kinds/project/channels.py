@@ -21,6 +21,30 @@ def blank(rendering) -> bool:
     return m.text_chars < BLANK_TEXT_CHARS and not m.images_total and not m.canvases
 
 
+def gate_verdict(evidence: Evidence) -> tuple[ChannelStatus, str]:
+    """G's verdict on the evidence, and why when it is not OK: INFRA_ERROR when our side failed
+    (no build, a sandbox or renderer failure), FAILED when the project did (it does not build,
+    leaves no entry page, does not render, renders blank). The gate and the record's `failure`
+    both read it."""
+    build = evidence.extra.get("build")
+    if build is None:
+        return ChannelStatus.INFRA_ERROR, "the project was not built"
+    if build.infra:
+        return ChannelStatus.INFRA_ERROR, build.problem
+    if not build.ok:
+        return ChannelStatus.FAILED, build.problem
+    rendering = evidence.rendering
+    if rendering is None or rendering.status is RenderStatus.INFRA_ERROR:
+        return ChannelStatus.INFRA_ERROR, f"render failed: {rendering.error if rendering else 'not rendered'}"
+    if rendering.status is not RenderStatus.OK:
+        return ChannelStatus.FAILED, f"the built app did not render ({rendering.status.value}: {rendering.error})"
+    if blank(rendering):
+        errors = rendering.page_errors[:3]
+        return ChannelStatus.FAILED, "the app renders a blank page" + (
+            f" (page errors: {'; '.join(e[:200] for e in errors)})" if errors else "")
+    return ChannelStatus.OK, ""
+
+
 class ProjectGateChannel(Channel):
     """G = the build succeeds × the entry page exists × the render is not blank and not failed."""
 
@@ -29,24 +53,14 @@ class ProjectGateChannel(Channel):
     failure_raw = 0.0
 
     async def measure(self, evidence: Evidence) -> ChannelResult:
+        status, why = gate_verdict(evidence)
         build = evidence.extra.get("build")
-        if build is None:
-            return ChannelResult.infra_error("the project was not built")
-        if build.infra:
-            return ChannelResult.infra_error(build.problem, backend=build.run.backend)
+        if status is ChannelStatus.INFRA_ERROR:
+            return ChannelResult.infra_error(why, **({"backend": build.run.backend} if build is not None else {}))
         log = {"build_log": build.log_tail(600), "build_ms": round(build.run.duration_ms, 1)}
-        if not build.ok:
-            return self.failed(build.problem, **log)
-        rendering = evidence.rendering
-        if rendering is None or rendering.status is RenderStatus.INFRA_ERROR:
-            return ChannelResult.infra_error(f"render failed: {rendering.error if rendering else 'not rendered'}")
-        if rendering.status is not RenderStatus.OK:
-            return self.failed(f"the built app did not render ({rendering.status.value}: {rendering.error})", **log)
-        if blank(rendering):
-            errors = rendering.page_errors[:3]
-            why = "the app renders a blank page" + (f" (page errors: {'; '.join(e[:200] for e in errors)})"
-                                                    if errors else "")
-            return self.failed(why, page_errors=errors, **log)
+        if status is ChannelStatus.FAILED:
+            page_errors = evidence.rendering.page_errors[:3] if evidence.rendering is not None else []
+            return self.failed(why, **({"page_errors": page_errors} if page_errors else {}), **log)
         return ChannelResult(status=ChannelStatus.OK, score=1.0, raw=1.0, payload=log)
 
 
