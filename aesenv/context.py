@@ -90,9 +90,26 @@ def _tool_name(messages: list[dict[str, Any]], result: dict[str, Any]) -> str:
     return "a tool"
 
 
+def asks_for_summary(messages: list[dict[str, Any]]) -> bool:
+    """Whether the last message is the handover-note request (scripted agents answer it with a note)."""
+    return bool(messages) and str(messages[-1].get("content") or "").startswith(SUMMARY_REQUEST.split("{", 1)[0])
+
+
 def summary_request(messages: list[dict[str, Any]], config: ContextConfig) -> list[dict[str, Any]]:
     """The context in which the policy is asked for its handover note."""
     return [*messages, {"role": "user", "content": SUMMARY_REQUEST.format(words=config.summary_words)}]
+
+
+def compact(messages: list[dict[str, Any]], summary: str, config: ContextConfig) -> list[dict[str, Any]]:
+    """`rebuild` with older results folded, keeping fewer recent turns when they would leave the
+    new context over half the threshold (a compaction that does not shrink the context would
+    only be followed by another)."""
+    folded = fold(messages, config)
+    for keep in range(config.keep_recent_turns, -1, -1):
+        rebuilt = rebuild(folded, summary, config.model_copy(update={"keep_recent_turns": keep}))
+        if estimate_tokens(rebuilt) <= config.compact_at_tokens // 2:
+            break
+    return rebuilt
 
 
 def rebuild(messages: list[dict[str, Any]], summary: str, config: ContextConfig) -> list[dict[str, Any]]:
@@ -101,6 +118,6 @@ def rebuild(messages: list[dict[str, Any]], summary: str, config: ContextConfig)
     assistant message, so no tool result is left without the call it answers."""
     head = messages[:2]
     starts = [i for i, m in enumerate(messages) if i >= 2 and m.get("role") == "assistant"]
-    recent = messages[starts[-config.keep_recent_turns]:] if config.keep_recent_turns and starts else []
+    recent = messages[starts[-min(config.keep_recent_turns, len(starts))]:] if config.keep_recent_turns and starts else []
     note = summary.strip()[: config.max_summary_chars] or "(the policy wrote no note)"
     return [*head, {"role": "user", "content": f"{SUMMARY_HEADER}\n\n{note}"}, *recent]

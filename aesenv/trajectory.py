@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from aesenv.context import ContextConfig, estimate_tokens, fold, rebuild, summary_request
+from aesenv.context import ContextConfig, compact, estimate_tokens, fold, summary_request
 from aesenv.envs.refine import AsyncRefineEnv
 from aesenv.jsonl import dumps
 from aesenv.policy import Agent
@@ -123,7 +123,7 @@ async def _managed(conversation: list[dict], agent: Agent, context: ContextConfi
         return folded
     note = await agent.act(summary_request(folded, context), [])
     summary = note.get("content") or ""
-    rebuilt = rebuild(folded, summary if isinstance(summary, str) else str(summary), context)
+    rebuilt = compact(folded, summary if isinstance(summary, str) else str(summary), context)
     trajectory.compactions.append(Compaction(
         segment=len(trajectory.compactions), before_turn=len(trajectory.steps) + 1, potential=potential,
         tokens_before=tokens, tokens_after=estimate_tokens(rebuilt), summary=rebuilt[2]["content"]))

@@ -10,7 +10,8 @@ It webshots the project and diagnoses what it reads there, for the three faults 
 - in-page links without a target (`broken targets: #menu`): it finds the ids in the sources and
   renames the closest one to the link's target.
 After each edit it webshots again; it submits once nothing it knows is wrong, when a diagnosis
-repeats after its fix, or after `max_fixes` edits. Every decision is read from the conversation.
+repeats after its fix, or after `max_fixes` edits. Every decision is read from the conversation;
+asked for a handover note (context compaction), it writes what its last webshot showed.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from __future__ import annotations
 import difflib
 import posixpath
 import re
+from uuid import uuid4
 
+from aesenv.context import SUMMARY_HEADER, asks_for_summary
 from aesenv.envs.project import PROJECT_TOOL_SPECS
 from aesenv.envs.tools import ToolCall, parse_action
 from aesenv.tasks import Task
@@ -33,7 +36,8 @@ _HIT = re.compile(r"^([^:\n]+):(\d+): (.*)$", re.M)
 
 
 def _call(turn: int, name: str, **arguments: str) -> dict:
-    return tool_call_message(f"project-repair-{turn}", name, **arguments)
+    """A call whose id is unique even beside turns a compaction kept from a longer context."""
+    return tool_call_message(f"project-repair-{turn}-{uuid4().hex[:6]}", name, **arguments)
 
 
 def diagnose(webshot: str) -> str | None:
@@ -85,6 +89,25 @@ def fix_anchor(webshot: str, search: str) -> ToolCall | None:
     return None
 
 
+def _history(messages: list[dict]) -> tuple[list[str | None], list[str]]:
+    """The tool each assistant turn called (None: no call) and the text that came back to it."""
+    turns = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
+    calls = [parse_action(messages[i], PROJECT_TOOL_SPECS) for i in turns]
+    names = [c[-1].name if isinstance(c, list) and c else None for c in calls]
+    seen = ["\n".join(message_text(m) for m in messages[i + 1:(turns[k + 1] if k + 1 < len(turns) else None)])
+            for k, i in enumerate(turns)]
+    return names, seen
+
+
+def _last_webshot(names: list[str | None], seen: list[str], messages: list[dict]) -> str:
+    """The latest webshot still readable in the context; once folded or compacted away, the
+    handover note (which carries its fault lines), or "" when there is neither."""
+    shots = [seen[k] for k, n in enumerate(names) if n == "webshot" and not seen[k].startswith("[folded")]
+    if shots:
+        return shots[-1]
+    return next((message_text(m) for m in messages if message_text(m).startswith(SUMMARY_HEADER)), "")
+
+
 @register_policy("project-repair")
 class ProjectRepairPolicy:
     name = "project-repair"
@@ -92,23 +115,31 @@ class ProjectRepairPolicy:
     def __init__(self, arg: str = "", *, max_fixes: int = 4) -> None:
         self.max_fixes = max_fixes
 
+    @staticmethod
+    def note(messages: list[dict]) -> str:
+        """What a fresh context needs to go on: the tools used, and the fault lines of the last webshot
+        (read back by `act` when the webshot itself was compacted away)."""
+        names, seen = _history(messages)
+        webshot = _last_webshot(names, seen, messages)
+        faults = [line for line in webshot.splitlines() if diagnose(line)]
+        return (f"Tools used so far: {', '.join(n for n in names if n) or 'none'}. The last webshot showed "
+                + ("these faults:\n" + "\n".join(faults) if faults else "no fault I know how to repair."))
+
     async def generate(self, task: Task) -> str:
         raise ValueError("project-repair is a multi-turn agent: run it in AesWebProject-v0 (`aesenv run`)")
 
     async def act(self, messages: list[dict], tools: list[dict] | None = None) -> dict:
-        turns = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
-        turn = len(turns) + 1
-        if not turns:
+        if asks_for_summary(messages):
+            return {"role": "assistant", "content": self.note(messages[:-1])}
+        names, seen = _history(messages)
+        turn = len(names) + 1
+        if not names:
             return _call(turn, "webshot")
-        calls = [parse_action(messages[i], PROJECT_TOOL_SPECS) for i in turns]
-        names = [c[-1].name if isinstance(c, list) and c else None for c in calls]
-        seen = ["\n".join(message_text(m) for m in messages[i + 1:(turns[k + 1] if k + 1 < len(turns) else None)])
-                for k, i in enumerate(turns)]
         last, observed = names[-1], seen[-1]
         if last is None or observed.lstrip().startswith(("Error:", "Invalid")):
             return _call(turn, "submit")
         shots = [k for k, n in enumerate(names) if n == "webshot"]
-        webshot = seen[shots[-1]] if shots else ""
+        webshot = _last_webshot(names, seen, messages)
         fault = diagnose(webshot)
         if last == "edit_file":
             return _call(turn, "webshot")

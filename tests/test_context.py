@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from aesenv.context import SUMMARY_HEADER, ContextConfig, estimate_tokens, fold, rebuild, summary_request
+from aesenv.context import (SUMMARY_HEADER, ContextConfig, asks_for_summary, compact, estimate_tokens, fold,
+                            rebuild, summary_request)
 from aesenv.envs import make_core
 from aesenv.envs.refine import RefineBudget
 from aesenv.trajectory import run_episode, timeline_html, write_trajectory
@@ -59,13 +60,24 @@ def test_rebuild_keeps_head_note_and_recent_turns_whole():
     assert rebuilt[3:] == messages[-4:]  # the last two calls with their results
     assert rebuild(messages, "  ", ContextConfig(keep_recent_turns=0))[2:] == [
         {"role": "user", "content": f"{SUMMARY_HEADER}\n\n(the policy wrote no note)"}]
+    assert rebuild(messages[:4], "note", ContextConfig(keep_recent_turns=3))[3:] == messages[2:4]  # fewer turns than kept
     long = rebuild(messages, "x" * 10_000, ContextConfig(max_summary_chars=500))
     assert len(long[2]["content"]) == len(SUMMARY_HEADER) + 2 + 500
 
 
 def test_the_summary_request_asks_for_a_note_without_tools():
-    request = summary_request(HEAD, ContextConfig(summary_words=120))[-1]
+    asked = summary_request(HEAD, ContextConfig(summary_words=120))
+    request = asked[-1]
     assert request["role"] == "user" and "at most 120 words" in request["content"] and "do not call a tool" in request["content"]
+    assert asks_for_summary(asked) and not asks_for_summary(HEAD)
+
+
+def test_a_compaction_keeps_fewer_turns_when_they_would_not_shrink_the_context():
+    messages = _conversation(6)  # each result ~150 estimated tokens
+    roomy = compact(messages, "note", ContextConfig(compact_at_tokens=4000, keep_recent_turns=2, fold_after=4))
+    assert roomy[3:] == fold(messages, ContextConfig(fold_after=4))[-4:]  # both turns fit under half
+    tight = compact(messages, "note", ContextConfig(compact_at_tokens=300, keep_recent_turns=2, fold_after=4))
+    assert len(tight) < len(roomy) and estimate_tokens(tight) <= 150
 
 
 def _page(version: int) -> str:

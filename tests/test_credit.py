@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from train.credit import MessageTree, keep_recent, merged_segments, segment_offsets, select_paths
+from train.credit import MessageTree, keep_recent, segment_offsets, select_paths
 
 
 def _weighted_sum(deltas, counts):
@@ -71,12 +71,6 @@ def test_selection_is_evenly_spaced_when_potentials_are_missing():
     assert chosen[0] == 0 and chosen[-1] == 21 and len(chosen) == 6
     gaps = [b - a for a, b in zip(chosen, chosen[1:])]
     assert max(gaps) - min(gaps) <= 3
-
-
-def test_dropped_segments_go_to_the_next_retained_path():
-    assert merged_segments(7, [0, 3, 6]) == {0: [], 3: [1, 2], 6: [4, 5]}
-    with pytest.raises(ValueError, match="last path"):
-        merged_segments(4, [0, 2])
 
 
 def test_keep_recent_cuts_from_the_front():
@@ -154,3 +148,42 @@ def test_random_rollouts_share_generated_turns_across_paths():
             shared += len(keys & seen)
             seen |= keys
     assert shared > 20
+
+
+def _recorded(potentials_at_ends: list[float], turns_per_segment: int = 2) -> dict:
+    """A trajectory.json as `aesenv run` writes it: steps with their segment, and compactions."""
+    steps, compactions, turn, before = [], [], 0, 0.0
+    for segment, phi in enumerate(potentials_at_ends):
+        for _ in range(turns_per_segment):
+            turn += 1
+            steps.append({"turn": turn, "segment": segment, "potential": phi, "delta_potential": phi - before,
+                          "action": {"role": "assistant", "content": "edit the page " * 10}})
+            before = phi
+        if segment < len(potentials_at_ends) - 1:
+            compactions.append({"segment": segment, "before_turn": turn + 1, "potential": phi, "summary": "note " * 20})
+    return {"task": {"id": "t"}, "reward": 0.7, "steps": steps, "compactions": compactions}
+
+
+def test_a_recorded_trajectory_reads_back_as_training_would_weigh_it():
+    from train.credit import starting_potentials, trajectory_segments
+
+    segments = trajectory_segments(_recorded([0.2, 0.2, 0.9, 0.9]))
+    assert [s["potential"] for s in segments] == [0.2, 0.2, 0.9, 0.9] and all(s["retained"] for s in segments)
+    expected = segment_offsets(starting_potentials(0.0, [0.2, 0.2, 0.9, 0.9]), [s["tokens"] for s in segments])
+    assert [s["offset"] for s in segments] == pytest.approx(expected, abs=1e-6)
+    assert segments[0]["offset"] > segments[3]["offset"]  # the last segment's own change is not shaped
+    dropped = trajectory_segments(_recorded([0.1, 0.2, 0.9, 0.3, 0.3, 0.4, 0.5, 0.5]), max_samples=4)
+    assert [s["segment"] for s in dropped if s["retained"]] == [0, 2, 3, 7]  # the two largest changes inside
+    assert starting_potentials(0.0, [0.5, 0.7]) == [0.0, 0.5]
+
+
+def test_the_credit_command_prints_each_segment(tmp_path, capsys):
+    import json
+
+    from train.credit import main
+
+    path = tmp_path / "trajectory.json"
+    path.write_text(json.dumps(_recorded([0.2, 0.9])))
+    main([str(path)])
+    out = capsys.readouterr().out
+    assert "segment 0: turns [1, 2], Φ 0.200" in out and "segment 1: turns [3, 4], Φ 0.900" in out and "δ +" in out

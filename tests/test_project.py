@@ -323,6 +323,32 @@ async def test_the_scripted_agent_repairs_every_injected_defect(project_pipeline
         assert repaired.potential > trajectory.steps[0].potential or before == 0.0
 
 
+@pytest.mark.slow
+async def test_a_compacted_repair_episode_records_its_segments_and_still_repairs(project_pipeline, tmp_path):
+    """Compacting every couple of turns (a small threshold) loses the early webshot from the
+    context; the agent's handover note carries its fault lines, so the repair still lands. The
+    timeline shows each boundary with its Φ, and train.credit reads the segments back."""
+    from aesenv.context import ContextConfig
+    from aesenv.trajectory import timeline_html, write_trajectory
+    from train.credit import trajectory_segments
+
+    env = make_core("AesWebProject-v0", DEFECTS, pipeline=project_pipeline)
+    plain = await run_episode(env, ProjectRepairPolicy(), task="project-fix-mount")
+    compacted = await run_episode(env, ProjectRepairPolicy(), task="project-fix-mount",
+                                  context=ContextConfig(compact_at_tokens=2000, fold_after=2))
+    await env.close()
+    assert compacted.reward == plain.reward > 0.5 and len(compacted.compactions) >= 2
+    assert any("Minified React error #299" in c.summary for c in compacted.compactions)  # the note kept the fault
+    write_trajectory(compacted, tmp_path)
+    page = timeline_html(compacted, tmp_path)
+    assert page.count('class="turn compaction"') == len(compacted.compactions)
+    segments = trajectory_segments(json.loads((tmp_path / "trajectory.json").read_text()))
+    assert [s["potential"] for s in segments] == compacted.segment_potentials
+    assert all(s["retained"] and s["tokens"] > 0 for s in segments)
+    weighted = sum(s["offset"] * s["tokens"] for s in segments)
+    assert weighted == pytest.approx(0.0, abs=1e-3)  # rounded to 6 places per segment
+
+
 def _fix_after_the_build_error(request):
     shown = "\n".join(m["content"] for m in request.messages if m["role"] == "tool" and isinstance(m["content"], str))
     assert 'Could not resolve "./components/Fotter.jsx"' in shown, "the webshot did not show the build error"

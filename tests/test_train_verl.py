@@ -85,9 +85,35 @@ def test_shipped_config_composes_and_passes_verl_validation(name, tiny_model, tm
     assert (actor.optim.lr, actor.clip_ratio_low, actor.clip_ratio_high, actor.kl_loss_coef) == (lr, clip, clip, 0.001)
     assert actor.use_kl_loss and cfg.actor_rollout_ref.rollout.n == 8 and cfg.data.train_batch_size == batch
     assert cfg.reward.custom_reward_function.path == "pkg://train.reward"
-    assert cfg.algorithm.adv_estimator in ("aes_grpo", "gdpo")
+    assert cfg.algorithm.adv_estimator in ("aes_grpo", "gdpo", "aes_segment_grpo")
     if cfg.algorithm.adv_estimator == "gdpo":
         assert not cfg.trainer.use_v1
+    if cfg.algorithm.adv_estimator == "aes_segment_grpo":  # compacted rollouts: several samples each
+        from omegaconf import OmegaConf
+
+        from aesenv.context import ContextConfig
+
+        assert cfg.trainer.use_v1
+        loops = OmegaConf.load(CONFIG_DIR.parents[1] / cfg.actor_rollout_ref.rollout.agent.agent_loop_config_path)
+        loop = next(entry for entry in loops if entry.name == AGENT_NAME)
+        assert loop._target_ == "train.agent_loop.AesRefineAgentLoop" and loop.max_samples == 6
+        assert ContextConfig(**loop.context).compact_at_tokens < cfg.data.max_response_length
+
+
+def test_the_project_launch_script_composes_through_main_ppo(tmp_path):
+    """`--cfg job` prints what main_ppo would train with: the credit estimator, and the loop's
+    context settings by an absolute path (Ray workers may not share the launcher's directory)."""
+    import os
+    import subprocess
+    import sys
+
+    script = CONFIG_DIR.parent / "scripts" / "grpo_webcoder_project.sh"
+    env = {**os.environ, "PYTHON": sys.executable}
+    out = subprocess.run([str(script), str(tmp_path / "model"), str(tmp_path), "8", "--cfg", "job"], env=env,
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "adv_estimator: aes_segment_grpo" in out.stdout
+    assert f"agent_loop_config_path: {CONFIG_DIR}/agent_loops/webcoder_project.yaml" in out.stdout
 
 
 def test_training_defaults_to_a_vlm_judge_and_the_offline_one_needs_a_switch(tiny_model, monkeypatch, caplog):
@@ -426,3 +452,188 @@ async def test_refine_agent_loop_masks_an_episode_whose_env_fails(tiny_model, mo
     last = int(out.batch["attention_mask"][0, 256:].sum()) - 1
     assert math.isnan(out.batch["rm_scores"][0, last].item())  # masked, not a 0 that looks like a score
     assert list(out.non_tensor_batch["aes_reward_valid"]) == [0.0, 0.0]
+
+
+# -- segment credit: the estimators through the v1 trainer's advantage step ----------------------
+
+def credit_batch(rollouts: dict[str, list[tuple[float, int, float]]]) -> tuple[DataProto, list[str]]:
+    """Samples as veRL's v1 trainer hands them to its advantage step: right-padded rows keyed
+    `{uid}_{session}_{index}`, built with the agent loop's score layout. `rollouts` maps
+    "uid_session" to its samples (R, trained tokens, δ_k); each row also has 3 untrained tokens."""
+    from train.estimators import credit_scores
+
+    keys, rows = [], []
+    for rollout, samples in rollouts.items():
+        for index, (reward, trained, offset) in enumerate(samples):
+            mask = torch.tensor([0] * 3 + [1] * trained, dtype=torch.int64)
+            keys.append(f"{rollout}_{index}")
+            rows.append((mask, credit_scores(len(mask), reward, mask, offset)))
+    width = max(len(m) for m, _ in rows)
+    pad = lambda t: torch.cat([t, torch.zeros(width - len(t), dtype=t.dtype)])  # noqa: E731
+    batch = DataProto.from_dict(tensors={"response_mask": torch.stack([pad(m) for m, _ in rows]),
+                                         "token_level_scores": torch.stack([pad(s) for _, s in rows])},
+                                non_tensors={"uid": np.array([k.split("_")[0] for k in keys], dtype=object)})
+    batch.batch["token_level_rewards"] = batch.batch["token_level_scores"]
+    return batch, keys
+
+
+def v1_advantages(batch: DataProto, keys: list[str], estimator: str) -> torch.Tensor:
+    """The advantage step exactly as veRL's v1 trainer calls it (the name it bound at import)."""
+    from verl.trainer.config import AlgoConfig
+    from verl.trainer.ppo.v1 import trainer_base
+
+    return trainer_base.compute_advantage_for_multi_trajectories(
+        batch, batch_keys=keys, adv_estimator=estimator, num_repeat=2,
+        config=AlgoConfig(adv_estimator=estimator)).batch["advantages"]
+
+
+def test_segment_credit_through_the_v1_advantage_step_matches_a_hand_computation():
+    from train.credit import segment_offsets
+
+    offsets = segment_offsets([0.2, 0.8, 0.5], [4, 6, 5])  # a rollout of three samples
+    rollouts = {"a_0": [(0.7, n, d) for n, d in zip([4, 6, 5], offsets)], "a_1": [(0.1, 7, 0.0)],
+                "a_2": [(math.nan, 4, 0.0), (math.nan, 3, 0.0)],  # our infrastructure failed
+                "b_0": [(0.5, 2, 0.0)]}  # alone in its group
+    batch, keys = credit_batch(rollouts)
+    adv = v1_advantages(batch, keys, "aes_segment_grpo")
+    mask = batch.batch["response_mask"].bool()
+    outcome = (np.array([0.7, 0.1]) - 0.4) / (np.std([0.7, 0.1], ddof=1) + 1e-6)  # one data point per rollout
+    for row, expected in enumerate([outcome[0] + d for d in offsets] + [outcome[1], 0.0, 0.0, 0.0]):
+        np.testing.assert_allclose(adv[row][mask[row]].numpy(), expected, atol=1e-5)
+        assert torch.all(adv[row][~mask[row]] == 0)
+    credit = sum(float((adv[row] - outcome[0])[mask[row]].sum()) for row in range(3))
+    assert credit == pytest.approx(0.0, abs=1e-4)  # the offsets move credit, they add none
+    with pytest.raises(ValueError, match="carry different outcomes"):  # not laid out by our agent loop
+        v1_advantages(*credit_batch({"c_0": [(0.2, 3, 0.0), (0.9, 3, 0.0)]}), "aes_segment_grpo")
+    flat = v1_advantages(*credit_batch(rollouts), "aes_rollout_grpo")  # the ablation: broadcast
+    for row in range(3):
+        np.testing.assert_allclose(flat[row][mask[row]].numpy(), outcome[0], atol=1e-5)
+
+
+def test_the_v1_trainer_computes_advantages_through_the_extended_step():
+    """Why the plugin wraps `compute_advantage_for_multi_trajectories`: it is the only step of the
+    v1 trainer that knows which samples one rollout returned (the batch keys). If this fails after
+    a veRL upgrade, find where the keys reach the advantage computation now."""
+    import inspect
+
+    from verl.trainer.config import AlgoConfig
+    from verl.trainer.ppo.ray_trainer import compute_advantage
+    from verl.trainer.ppo.v1 import trainer_base
+
+    source = inspect.getsource(trainer_base.PPOTrainer._compute_advantage)
+    assert "compute_advantage_for_multi_trajectories(" in source and "batch_keys=batch.keys" in source
+    assert getattr(trainer_base.compute_advantage_for_multi_trajectories, "aesenv", False)
+    batch, keys = credit_batch({"g_0": [(1.0, 3, 0.0)], "g_1": [(3.0, 3, 0.0)]})
+    plain = v1_advantages(batch, keys, "aes_grpo")  # every other estimator is veRL's business, unchanged
+    assert plain[0, 3].item() == pytest.approx(-0.7071, abs=1e-3) and plain[1, 3].item() == pytest.approx(0.7071, abs=1e-3)
+    with pytest.raises(ValueError, match="v1 trainer"):
+        compute_advantage(batch, adv_estimator="aes_segment_grpo", config=AlgoConfig(adv_estimator="aes_segment_grpo"))
+    with pytest.raises(ValueError, match="use_kl_in_reward"):
+        from verl.trainer.ppo.v1.trainer_base import compute_advantage_for_multi_trajectories as step
+        step(batch, batch_keys=keys, adv_estimator="aes_segment_grpo",
+             config=AlgoConfig(adv_estimator="aes_segment_grpo", use_kl_in_reward=True))
+
+
+class LongRefineEnv(FakeRefineEnv):
+    """Three turns with long observations (so a small threshold compacts after each) and a Φ
+    that rises, then falls: 0.2 after turn 1, 0.6 after turn 2, 0.5 at submit."""
+
+    rewards: list[float] = []
+
+    async def step(self, action):
+        self.actions.append(action)
+        self.turn += 1
+        if self.turn < 3:
+            report = f"turn {self.turn} rendered: " + "the hero section and the menu grid are visible " * 8
+            return [{"role": "user", "content": report}], 0.0, False, False, {"potential": [0.2, 0.6][self.turn - 1]}
+        reward = self.rewards.pop(0)
+        return [], reward, True, False, {"potential": 0.5, "record": final_record(), "end": "submit"}
+
+
+async def compacting_rollouts(tiny_model, monkeypatch, max_samples: int) -> tuple[dict[str, dict], object]:
+    """Two rollouts of the loop with a context small enough to compact after every turn, through
+    veRL's v1 worker step that stores a rollout's samples (TransferQueue's put captured)."""
+    import types
+
+    from verl.experimental.agent_loop.agent_loop import AgentLoopWorker, _agent_loop_registry
+    from verl.trainer.ppo.v1 import agent_loop_tq
+    from verl.utils import hf_tokenizer
+
+    monkeypatch.setitem(_agent_loop_registry, AGENT_NAME, {
+        "_target_": "train.agent_loop.AesRefineAgentLoop", "max_samples": max_samples,
+        "context": {"compact_at_tokens": 400, "keep_recent_turns": 1, "fold_after": 1, "summary_words": 40}})
+    serve_env(monkeypatch, LongRefineEnv)
+    LongRefineEnv.actions, LongRefineEnv.rewards = [], [40.0, 60.0]
+    tokenizer = hf_tokenizer(tiny_model)
+    replies = ["write the hero", "NOTE one: hero written", "add the menu", "NOTE two: menu added", "submit now"]
+    llm = FakeLLM(tokenizer, replies)
+    cfg = composed("grpo_multi_turn", f"actor_rollout_ref.model.path={tiny_model}", "data.max_prompt_length=256",
+                   "data.max_response_length=4096", *OFFLINE_JUDGE)
+    worker = AgentLoopWorker(cfg, llm_client=llm)
+    worker._agent_loop_postprocess = types.MethodType(
+        agent_loop_tq.AgentLoopWorkerTQ.__ray_actor_class__._agent_loop_postprocess, worker)
+    stored: dict[str, dict] = {}
+
+    async def kv_batch_put(keys, fields, tags, partition_id):
+        stored.update({key: fields[i] for i, key in enumerate(keys)})
+
+    monkeypatch.setattr(agent_loop_tq.tq, "async_kv_batch_put", kv_batch_put)
+    task = load_tasks("builtin:web")[0]
+    row = {"task": task.model_dump_json(), "env_id": "LongRefine-v0", "task_id": task.id}
+    for session in (0, 1):
+        await worker._run_agent_loop({}, {"step": 0, "sample_index": 0, "rollout_n": 2, "validate": False},
+                                     agent_name=AGENT_NAME, trace=False, session_id=session, uid="u", global_steps=1,
+                                     raw_prompt=[{"role": "user", "content": task.prompt}], extra_info=dict(row))
+    assert len(llm.prompts) == 2 and all(len(p) == 5 for p in llm.prompts.values())
+    return stored, tokenizer
+
+
+def trained_text(sample: dict, tokenizer, trained: bool = True) -> str:
+    mask = sample["response_mask"].bool()
+    return tokenizer.decode(sample["responses"][mask if trained else ~mask].tolist(), skip_special_tokens=trained)
+
+
+async def test_a_compacting_rollout_returns_samples_that_train_each_turn_once(tiny_model, monkeypatch):
+    """Three samples per rollout, the same prompt, each generated turn trained in exactly one
+    sample (a turn a rebuild kept is context later), tool output in none; then veRL's v1
+    advantage step gives each sample the rollout's advantage plus its δ_k."""
+    from train.credit import segment_offsets
+    from train.estimators import read_credit
+
+    stored, tokenizer = await compacting_rollouts(tiny_model, monkeypatch, max_samples=6)
+    keys = sorted(stored)
+    assert keys == [f"u_{s}_{i}" for s in (0, 1) for i in (0, 1, 2)]
+    first = [stored[k] for k in keys[:3]]
+    assert all(s["prompts"].tolist() == first[0]["prompts"].tolist() for s in first)  # the shared head
+    trained = [trained_text(s, tokenizer) for s in first]
+    assert trained == ["write the heroNOTE one: hero written", "add the menuNOTE two: menu added", "submit now"]
+    context = [trained_text(s, tokenizer, trained=False) for s in first]
+    assert "write the hero" in context[1] and "NOTE one: hero written" in context[1]  # kept turn and note: context
+    assert all("turn 1 rendered" not in t for t in trained)  # tool output is never trained
+    counts = [int(s["response_mask"].sum()) for s in first]
+    offsets = segment_offsets([0.0, 0.2, 0.6], counts)  # Φ when each segment began
+    for sample, offset in zip(first, offsets):
+        reward, carried = read_credit(sample["rm_scores"], sample["response_mask"])
+        assert reward == pytest.approx(40.0) and carried == pytest.approx(offset, abs=1e-6)
+        assert sample["extra_fields"]["segment_potentials"] == [0.2, 0.6, 0.5]
+
+    from tensordict import TensorDict
+    rows = TensorDict({name: torch.nested.as_nested_tensor([stored[k][name] for k in keys], layout=torch.jagged)
+                       for name in ("response_mask", "rm_scores")}, batch_size=len(keys)).to_padded_tensor()
+    batch = DataProto(batch=rows, non_tensor_batch={"uid": np.array(["u"] * len(keys), dtype=object)})
+    batch.batch["token_level_scores"] = batch.batch["token_level_rewards"] = batch.batch["rm_scores"]
+    adv = v1_advantages(batch, keys, "aes_segment_grpo")
+    outcome = (40.0 - 50.0) / (np.std([40.0, 60.0], ddof=1) + 1e-6)  # the first rollout's
+    for row, offset in enumerate(offsets):
+        trained_adv = adv[row][batch.batch["response_mask"][row].bool()]
+        np.testing.assert_allclose(trained_adv.numpy(), outcome + offset, atol=1e-4)
+
+
+async def test_a_kept_turn_of_a_dropped_context_is_trained_by_the_next_sample(tiny_model, monkeypatch):
+    """With two samples a rollout keeps its first and last contexts; the middle one's turn that
+    the last rebuild kept ("add the menu") is trained there, its note is lost with it."""
+    stored, tokenizer = await compacting_rollouts(tiny_model, monkeypatch, max_samples=2)
+    assert sorted(stored) == [f"u_{s}_{i}" for s in (0, 1) for i in (0, 1)]
+    assert [trained_text(stored[f"u_0_{i}"], tokenizer) for i in (0, 1)] == [
+        "write the heroNOTE one: hero written", "add the menusubmit now"]
+    assert stored["u_0_1"]["extra_fields"]["segment_potentials"] == [0.2, 0.5]

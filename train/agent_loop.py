@@ -10,6 +10,15 @@ text of the observation. If the response budget runs out first, the loop submits
 channels come from the env's final record (`reward_score` set, so veRL's reward loop is
 skipped); potentials per turn go to `extra_fields`. Pipeline options are the reward function's
 (`reward.custom_reward_function.reward_kwargs`), so both paths score alike.
+
+With a `context` (the loop's kwargs in an `agent_loop_config_path` file, e.g.
+train/config/agent_loops/webcoder_project.yaml) the episode may outgrow one context, as WebCoder trains: once the
+context passes `compact_at_tokens` the policy writes a handover note, the context is rebuilt
+(system prompt, task, note, the most recent turns with older results folded) and the project stays
+in the env. Every context is a path of the rollout's message tree (`train.credit.MessageTree`);
+at most `max_samples` of them become samples (first, last, the largest changes in Φ), each
+trains the turns it owns, and each carries its segment's credit offset for `aes_segment_grpo`.
+A compacted rollout returns a list of samples, which veRL's v1 trainer takes.
 """
 
 from __future__ import annotations
@@ -19,23 +28,27 @@ import io
 import logging
 import math
 from typing import Any
+from dataclasses import dataclass, field
 from uuid import uuid4
 
 from PIL import Image
 from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopMetrics, AgentLoopOutput, register
 
+from aesenv.context import ContextConfig, compact, summary_request
 from aesenv.envs import make_core
 from aesenv.kinds import mode_of
 from aesenv.envs.refine import AsyncRefineEnv
 from aesenv.rewards import RewardPipeline, RewardRecord
 from aesenv.tasks import Task
+from train.credit import (MAX_SAMPLES, MessageTree, TreeMessage, keep_recent, segment_offsets, select_paths,
+                          starting_potentials)
+from train.estimators import credit_scores
 from train.reward import pipeline_config, reward_fields, shared_pipeline, task_of
 
 log = logging.getLogger(__name__)
 
 AGENT_NAME = "aesenv_refine"
 SUBMIT = {"name": "submit", "arguments": {}}
-
 
 
 def decode_image(part: dict[str, Any]) -> Image.Image | None:
@@ -71,12 +84,58 @@ def for_policy(message: dict[str, Any], with_images: bool) -> tuple[dict[str, An
     return {**message, "content": parts}, images
 
 
+@dataclass
+class ContextPath:
+    """One context of a rollout as tokens: the chat messages, the token stream (prompt = the shared
+    head, then the response with its mask), and where each reply generated in it lies."""
+
+    messages: list[dict[str, Any]]
+    ids: list[int]
+    prompt_length: int
+    mask: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    images: list[Image.Image] = field(default_factory=list)
+    replies: list[tuple[tuple[int, str], int, int]] = field(default_factory=list)  # (tree key, start, end)
+    carried: dict[int, TreeMessage] = field(default_factory=dict)  # kept turns: context position -> their node
+    potential: float = math.nan  # Φ when this context ended
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A turn the policy generated, as the tree knows it and as the tokens it was."""
+
+    node: TreeMessage
+    token_ids: list[int]
+    logprobs: list[float] | None
+
+
+class SegmentSample(AgentLoopOutput):
+    """A sample whose token-level scores carry its segment's credit offset (`credit_scores`)."""
+
+    credit_offset: float = 0.0
+    """δ_k, added on every trained token; 0 for an uncompacted rollout or the broadcast fallback."""
+
+    def as_dict(self) -> dict[str, Any]:
+        output = super().as_dict()
+        offset = output.pop("credit_offset", 0.0)
+        if "rm_scores" in output:
+            output["rm_scores"] = credit_scores(len(output["response_mask"]), float(output["rm_scores"][-1]),
+                                                output["response_mask"], offset)
+        return output
+
+
 @register(AGENT_NAME)
 class AesRefineAgentLoop(AgentLoopBase):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, context: dict[str, Any] | None = None, max_samples: int = MAX_SAMPLES,
+                 **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.response_length = self.rollout_config.response_length
         self.pipeline_config = pipeline_config(**(self.config.reward.custom_reward_function.get("reward_kwargs") or {}))
+        self.context = ContextConfig(**dict(context)) if context else None
+        self.max_samples = max_samples
+        if self.context is not None and self.context.compact_at_tokens >= self.response_length:
+            raise ValueError(f"context.compact_at_tokens={self.context.compact_at_tokens} must be below "
+                             f"rollout.response_length={self.response_length}: the note has to fit after it")
 
     async def make_env(self, env_id: str, task: Task) -> AsyncRefineEnv:
         pipeline: RewardPipeline = await shared_pipeline(self.pipeline_config)
@@ -84,7 +143,7 @@ class AesRefineAgentLoop(AgentLoopBase):
             raise ValueError(f"{env_id} is not a refine env; the {AGENT_NAME} loop drives refine envs")
         return make_core(env_id, [task], pipeline=pipeline)
 
-    async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
+    async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput | list[AgentLoopOutput]:
         extra_info = kwargs["extra_info"]
         task = task_of(extra_info)
         env = await self.make_env(extra_info["env_id"], task)
@@ -93,45 +152,152 @@ class AesRefineAgentLoop(AgentLoopBase):
         finally:
             await env.close()
 
-    async def _episode(self, env: AsyncRefineEnv, task: Task, sampling_params: dict[str, Any]) -> AgentLoopOutput:
+    async def _episode(self, env: AsyncRefineEnv, task: Task, sampling_params: dict[str, Any]
+                       ) -> AgentLoopOutput | list[AgentLoopOutput]:
         with_images = self.processor is not None
         messages, info = await env.reset(task=task)
         messages = [for_policy(m, with_images)[0] for m in messages]
         tools = list(env.tools)
-        ids = await self.ct_build_initial_tokens(messages, tools=tools)
-        mask: list[int] = []
-        logprobs: list[float] = []
-        images: list[Image.Image] = []
+        tree = MessageTree()
+        replies: dict[int, Reply] = {}  # id() of each reply message, which rebuilds keep as the same object
+        path = await self._open(messages, tools, with_images, replies)
+        paths: list[ContextPath] = []
         potentials = [float(info.get("potential", 0.0))]
-        request_id = uuid4().hex
+        generation = {"request_id": uuid4().hex, "sampling_params": sampling_params}
         turns = 0
         while True:
-            out = await self.server_manager.generate(request_id=request_id, prompt_ids=ids,
-                                                     sampling_params=sampling_params, image_data=images or None)
-            merged, mask, new_logprobs = await self.ct_merge_assistant_token(
-                ids, out.token_ids, mask, logprobs if out.log_probs else None,
-                assistant_logprobs=out.log_probs or None)
-            ids, logprobs = merged.token_ids, new_logprobs or []
-            text = self.tokenizer.decode(out.token_ids, skip_special_tokens=True)
-            messages.append({"role": "assistant", "content": text})
+            text = await self._generate(path, tree, generation, replies)
             turns += 1
             observation, reward, done, final = await self._step(env, text, potentials)
-            if not done and len(mask) < self.response_length:
-                converted = [for_policy(m, with_images) for m in observation]
-                new_images = [img for _, imgs in converted for img in imgs]
-                self._assert_mm_supported(bool(new_images))
-                previous = list(messages)
-                messages.extend(m for m, _ in converted)
-                merged, new_mask, new_logprobs = await self.ct_merge_context_msg(previous, messages, ids, mask,
-                                                                                 logprobs or None, tools=tools)
-                if len(new_mask) < self.response_length:
-                    ids, mask, logprobs = merged.token_ids, new_mask, new_logprobs or []
-                    images.extend(new_images)
+            if done:
+                break
+            converted = [for_policy(m, with_images) for m in observation]
+            new_images = [img for _, imgs in converted for img in imgs]
+            self._assert_mm_supported(bool(new_images))
+            grown = await self._extended(path, [m for m, _ in converted], new_images, tools)
+            if self.context is not None and len(grown.ids) > self.context.compact_at_tokens:
+                ended = await self._with_note(grown, tree, generation, tools, replies)
+                if ended is not None:
+                    ended.potential = potentials[-1]
+                    paths.append(ended)
+                    rebuilt = compact(ended.messages[:-2], ended.messages[-1]["content"], self.context)
+                    path = await self._open(rebuilt, tools, with_images, replies)  # [:-2]: not the request and note
                     continue
-            if not done:  # out of response budget: submit for the policy, as the env does at its turn budget
-                _, reward, _, final = await self._step(env, SUBMIT, potentials)
+            if len(grown.mask) < self.response_length:
+                path = grown
+                continue
+            _, reward, _, final = await self._step(env, SUBMIT, potentials)  # out of budget: submit, as the env does
             break
-        return self._output(ids, mask, logprobs, images, turns, reward, final, potentials)
+        path.potential = potentials[-1]
+        paths.append(path)
+        return self._samples(paths, tree, turns, reward, final, potentials)
+
+    async def _open(self, messages: list[dict[str, Any]], tools: list[dict], with_images: bool,
+                    replies: dict[int, Reply]) -> ContextPath:
+        """A context whose prompt is the shared head (system prompt, task) and whose response starts
+        with what a rebuild kept after it: messages as context (mask 0), kept turns as the tokens
+        they were generated as, so that they can be trained here if their own context is dropped."""
+        head = messages[:2]
+        ids = await self.ct_build_initial_tokens(head, tools=tools)
+        path = ContextPath(messages=head, ids=ids, prompt_length=len(ids))
+        pending: list[dict[str, Any]] = []
+        for message in [*messages[2:], None]:
+            kept = replies.get(id(message))
+            if message is not None and kept is None:
+                pending.append(message)
+                continue
+            if pending:
+                images = [img for m in pending for img in for_policy(m, with_images)[1]] if with_images else []
+                path = await self._extended(path, pending, images, tools)
+                pending = []
+            if kept is not None:
+                path.carried[len(path.messages)] = kept.node
+                self._append_reply(path, message, kept)
+        return path
+
+    async def _extended(self, path: ContextPath, added: list[dict[str, Any]], images: list[Image.Image],
+                        tools: list[dict]) -> ContextPath:
+        """The path with context messages appended (mask 0); the original is left as it was."""
+        messages = [*path.messages, *added]
+        merged, mask, logprobs = await self.ct_merge_context_msg(path.messages, messages, path.ids, path.mask,
+                                                                 path.logprobs or None, tools=tools)
+        return ContextPath(messages=messages, ids=merged.token_ids, prompt_length=path.prompt_length, mask=mask,
+                           logprobs=logprobs or [], images=[*path.images, *images], replies=list(path.replies),
+                           carried=dict(path.carried))
+
+    async def _generate(self, path: ContextPath, tree: MessageTree, generation: dict[str, Any],
+                        replies: dict[int, Reply]) -> str:
+        """One policy turn appended to the path (mask 1) and recorded in the tree."""
+        out = await self.server_manager.generate(prompt_ids=path.ids, image_data=path.images or None, **generation)
+        text = self.tokenizer.decode(out.token_ids, skip_special_tokens=True)
+        message = {"role": "assistant", "content": text}
+        index = tree.record(path.messages, message, carried=path.carried)
+        reply = Reply(node=tree.paths[index][-1], token_ids=list(out.token_ids), logprobs=out.log_probs or None)
+        replies[id(message)] = reply
+        self._append_reply(path, message, reply)
+        return text
+
+    def _append_reply(self, path: ContextPath, message: dict[str, Any], reply: Reply) -> None:
+        start = len(path.mask)
+        merged = self.continuous_token_builder.merge_assistant_tokens(path.ids, reply.token_ids)
+        path.mask, logprobs = self.continuous_token_builder.align_response_metadata(
+            merged, path.mask, path.logprobs if reply.logprobs else None, assistant_logprobs=reply.logprobs)
+        path.ids, path.logprobs = merged.token_ids, logprobs or []
+        path.messages.append(message)
+        path.replies.append((reply.node.key, start, len(path.mask)))
+
+    async def _with_note(self, path: ContextPath, tree: MessageTree, generation: dict[str, Any],
+                         tools: list[dict], replies: dict[int, Reply]) -> ContextPath | None:
+        """The path ended by the note request and the policy's handover note (it trains on the
+        note); None when even the request would not fit the response budget (the caller submits)."""
+        asked = await self._extended(path, summary_request(path.messages, self.context)[-1:], [], tools)
+        if len(asked.mask) >= self.response_length:
+            return None
+        await self._generate(asked, tree, generation, replies)
+        return asked
+
+    def _samples(self, paths: list[ContextPath], tree: MessageTree, turns: int, reward: float,
+                 final: dict[str, Any], potentials: list[float]) -> AgentLoopOutput | list[AgentLoopOutput]:
+        """The retained paths as samples: each trains the replies it owns, keeps its most recent
+        tokens within the response budget, and carries its segment offset."""
+        if len(paths) != len(tree.paths):
+            raise RuntimeError(f"{len(paths)} contexts but {len(tree.paths)} tree paths: a rebuild went unseen")
+        retained = select_paths([p.potential for p in paths], self.max_samples)
+        owned = tree.ownership(retained)
+        cut = []
+        for k in retained:
+            path = paths[k]
+            trains = {node.key for node, mine in zip(tree.paths[k], owned[k]) if mine}
+            mask = list(path.mask)
+            for key, start, end in path.replies:
+                if key not in trains:
+                    mask[start:end] = [0] * (end - start)
+            response, mask = keep_recent(path.ids[path.prompt_length:], mask, self.response_length)
+            logprobs = path.logprobs[len(path.logprobs) - len(response):] if path.logprobs else None
+            cut.append((path, response, mask, logprobs))
+        counts = [sum(mask) for _, _, mask, _ in cut]
+        segment_potentials = [paths[k].potential for k in retained]  # Φ when each ended
+        offsets = segment_offsets(starting_potentials(potentials[0], segment_potentials), counts) if len(cut) > 1 else None
+        if offsets is None or min(counts) < 2 or math.isnan(reward):
+            offsets = [0.0] * len(cut)  # broadcast: a Φ is missing, or a sample too short to carry its offset
+        record = RewardRecord.model_validate(final["record"]) if final.get("record") else None
+        fields = reward_fields(record, self.pipeline_config.channels)
+        fields["aes_deadline_exceeded"] = 0.0
+        deltas = [round(b - a, 6) for a, b in zip(potentials, potentials[1:])]
+        samples = [SegmentSample(
+            prompt_ids=path.ids[: path.prompt_length], response_ids=response, response_mask=mask,
+            response_logprobs=logprobs, multi_modal_data={"images": path.images} if path.images else {},
+            reward_score=float(reward), num_turns=2 * turns + 1, metrics=AgentLoopMetrics(), credit_offset=offset,
+            extra_fields={"reward_extra_info": fields, "potentials": potentials, "turn_scores": deltas,
+                          "tool_rewards": [], "episode_end": final.get("end", ""), "segment": k,
+                          "segment_potentials": segment_potentials, "credit_offset": offset, "segments": len(paths)})
+            for k, (path, response, mask, logprobs), offset in zip(retained, cut, offsets)]
+        if len(samples) == 1:
+            return samples[0]
+        if not self.config.trainer.get("use_v1", True):
+            raise ValueError("a compacted rollout returns one sample per context, which only veRL's v1 trainer takes "
+                             "(trainer.use_v1=true)")
+        return samples
 
     @staticmethod
     async def _step(env: AsyncRefineEnv, action: str | dict, potentials: list[float]
@@ -144,23 +310,3 @@ class AesRefineAgentLoop(AgentLoopBase):
             return [], math.nan, True, {}
         potentials.append(float(info.get("potential", potentials[-1])))
         return observation, reward, terminated or truncated, info
-
-    def _output(self, ids: list[int], mask: list[int], logprobs: list[float], images: list[Image.Image],
-                turns: int, reward: float, final: dict[str, Any], potentials: list[float]) -> AgentLoopOutput:
-        n = len(mask)
-        record = RewardRecord.model_validate(final["record"]) if final.get("record") else None
-        fields = reward_fields(record, self.pipeline_config.channels)
-        fields["aes_deadline_exceeded"] = 0.0
-        deltas = [round(b - a, 6) for a, b in zip(potentials, potentials[1:])]
-        return AgentLoopOutput(
-            prompt_ids=ids[: len(ids) - n],
-            response_ids=ids[len(ids) - n:][: self.response_length],
-            response_mask=mask[: self.response_length],
-            response_logprobs=logprobs[: self.response_length] if logprobs else None,
-            multi_modal_data={"images": images} if images else {},
-            reward_score=float(reward),
-            num_turns=2 * turns + 1,
-            metrics=AgentLoopMetrics(),
-            extra_fields={"reward_extra_info": fields, "potentials": potentials, "turn_scores": deltas,
-                          "tool_rewards": [], "episode_end": final.get("end", "")},
-        )

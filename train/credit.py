@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +30,9 @@ def segment_offsets(potentials: Sequence[float | None], token_counts: Sequence[i
                     clip: float = OFFSET_CLIP) -> list[float] | None:
     """δ_k per retained segment, or None when any Φ is missing (the caller broadcasts instead).
 
+    `potentials[k]` is Φ when segment k began (the artifact it inherited: the episode's first Φ
+    for segment 0, then Φ at each compaction), so r_k is the change segment k made. The last
+    segment's own change is not shaped: the outcome R already scores where it ended.
     Shaped rewards r_j = γΦ_{j+1} − Φ_j (j < K−1), r_{K−1} = 0; offsets b_k = Σ_{j≥k} γ^{j−k} r_j;
     δ_k = b_k minus its token-weighted mean (weights n_k, the loss tokens of segment k), clipped to
     ±clip, then re-centred so that Σ_k n_k δ_k = 0: the offsets move credit between segments and
@@ -60,9 +63,16 @@ def segment_offsets(potentials: Sequence[float | None], token_counts: Sequence[i
     return [d - centre for d in clipped]
 
 
+def starting_potentials(first: float | None, ends: Sequence[float | None]) -> list[float | None]:
+    """Φ when each retained segment began, from the episode's first Φ and Φ when each ended (a
+    segment that absorbed dropped ones begins where the previous retained one ended)."""
+    return [first, *ends[:-1]]
+
+
 def select_paths(potentials: Sequence[float | None], max_samples: int = MAX_SAMPLES) -> list[int]:
     """Which of a rollout's paths (chronological) become samples: the first and the last always,
-    then the interior paths whose segment changed Φ the most (|Φ_i − Φ_{i−1}|), or evenly spaced
+    then the interior paths whose segment changed Φ the most (|Φ_i − Φ_{i−1}|, `potentials` being
+    Φ when each segment ended), or evenly spaced
     interior paths when any potential is missing. Returned in chronological order."""
     count = len(potentials)
     if max_samples < 2:
@@ -78,22 +88,6 @@ def select_paths(potentials: Sequence[float | None], max_samples: int = MAX_SAMP
         by_change = sorted(interior, key=lambda i: (-abs(potentials[i] - potentials[i - 1]), i))
         chosen = set(by_change[:wanted])
     return sorted({0, count - 1} | chosen)
-
-
-def merged_segments(count: int, retained: Sequence[int]) -> dict[int, list[int]]:
-    """Each retained path and the dropped paths whose segments it absorbs: a dropped segment's
-    tokens are trained by the next retained path, with that path's advantage."""
-    retained = sorted(retained)
-    if not retained or retained[-1] != count - 1:
-        raise ValueError("the last path is always retained")
-    owners: dict[int, list[int]] = {r: [] for r in retained}
-    position = 0
-    for path in range(count):
-        while retained[position] < path:
-            position += 1
-        if retained[position] != path:
-            owners[retained[position]].append(path)
-    return owners
 
 
 @dataclass(frozen=True)
@@ -127,9 +121,13 @@ class MessageTree:
 
     paths: list[list[TreeMessage]] = field(default_factory=list)
 
-    def record(self, context: Sequence[dict[str, Any]], reply: dict[str, Any]) -> int:
-        """Add one generation; returns the index of the path (segment) it belongs to."""
-        nodes = [self._node(i, m, generated=False) for i, m in enumerate(context)]
+    def record(self, context: Sequence[dict[str, Any]], reply: dict[str, Any],
+               carried: Mapping[int, TreeMessage] | None = None) -> int:
+        """Add one generation; returns the index of the path (segment) it belongs to. `carried`
+        maps context positions to the earlier nodes they are: turns a rebuild kept, which stay
+        the turn they were (trained by the first retained path that holds them, not twice)."""
+        carried = carried or {}
+        nodes = [carried.get(i) or self._node(i, m, generated=False) for i, m in enumerate(context)]
         current = self.paths[-1] if self.paths else None
         if current is not None and _extends(nodes, current):
             nodes = current + nodes[len(current):]  # keep the generated flags of earlier turns
@@ -183,3 +181,52 @@ def keep_recent(token_ids: Sequence[int], loss_mask: Sequence[int], cap: int = S
         raise ValueError("token ids and loss mask differ in length")
     start = max(0, len(token_ids) - cap)
     return list(token_ids[start:]), list(loss_mask[start:])
+
+
+def trajectory_segments(trajectory: dict[str, Any], max_samples: int = MAX_SAMPLES) -> list[dict[str, Any]]:
+    """The segments of a recorded episode (`aesenv run ... --compact-at-tokens N`, its
+    trajectory.json) as training would weigh them: turns, Φ at the end, the policy's tokens
+    (estimated: its actions and the note that closed the segment), whether the segment would be
+    a sample, and δ_k over the retained ones (None: broadcast)."""
+    from aesenv.context import estimate_tokens
+
+    compactions = trajectory.get("compactions") or []
+    steps = trajectory.get("steps") or []
+    segments = []
+    for index in range(len(compactions) + 1):
+        own = [s for s in steps if s.get("segment", 0) == index]
+        written = [s["action"] for s in own if isinstance(s.get("action"), dict)]
+        if index < len(compactions):
+            written.append({"role": "assistant", "content": compactions[index]["summary"]})
+        potential = compactions[index]["potential"] if index < len(compactions) else (steps[-1]["potential"] if steps else None)
+        segments.append({"segment": index, "turns": [s["turn"] for s in own], "potential": potential,
+                         "tokens": estimate_tokens(written)})
+    retained = select_paths([s["potential"] for s in segments], max_samples)
+    offsets = segment_offsets(starting_potentials(steps[0]["potential"] - steps[0]["delta_potential"] if steps else None,
+                                                  [segments[k]["potential"] for k in retained]),
+                              [segments[k]["tokens"] for k in retained])
+    for position, k in enumerate(retained):
+        segments[k]["offset"] = None if offsets is None else round(offsets[position], 6)
+    for segment in segments:
+        segment["retained"] = "offset" in segment
+    return segments
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m train.credit", description=trajectory_segments.__doc__)
+    parser.add_argument("trajectories", nargs="+", help="trajectory.json files written by `aesenv run`")
+    parser.add_argument("--max-samples", type=int, default=MAX_SAMPLES)
+    args = parser.parse_args(argv)
+    for path in args.trajectories:
+        with open(path) as handle:
+            trajectory = json.load(handle)
+        print(f"{path}: {trajectory.get('task', {}).get('id', '?')}, reward {trajectory.get('reward')}")
+        for s in trajectory_segments(trajectory, args.max_samples):
+            offset = "dropped" if not s["retained"] else ("broadcast" if s["offset"] is None else f"{s['offset']:+.4f}")
+            print(f"  segment {s['segment']}: turns {s['turns']}, Φ {s['potential']:.3f}, ~{s['tokens']} tokens, δ {offset}")
+
+
+if __name__ == "__main__":
+    main()

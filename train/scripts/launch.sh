@@ -14,9 +14,14 @@ shift 3
 gpus=8
 if [ $# -gt 0 ] && [[ $1 =~ ^[0-9]+$ ]]; then gpus=$1; shift; fi
 here=$(cd "$(dirname "$0")/.." && pwd)
+loops=()  # a config's agent-loop settings, by absolute path (Ray workers may start elsewhere)
+if [ -f "$here/config/agent_loops/${config#grpo_}.yaml" ]; then
+  loops=("actor_rollout_ref.rollout.agent.agent_loop_config_path=$here/config/agent_loops/${config#grpo_}.yaml")
+fi
 exec "${PYTHON:-python3}" -m verl.trainer.main_ppo \
   --config-path="$here/config" --config-name="$config" \
   'hydra.searchpath=[pkg://verl.trainer.config]' \
+  "${loops[@]}" \
   actor_rollout_ref.model.path="$model" \
   data.train_files="$data/train.parquet" data.val_files="$data/test.parquet" \
   trainer.n_gpus_per_node="$gpus" \
