@@ -68,6 +68,7 @@ class Trajectory(BaseModel):
     usage: dict[str, Any] | None = None
     error: str = ""  # the agent failed (not the env): the episode stopped there, unscored (no answer is not a bad one)
     compactions: list[Compaction] = Field(default_factory=list)
+    start_potential: float | None = 0.0  # what the starting workspace is worth (None: unknown; env info)
 
     @property
     def segment_potentials(self) -> list[float]:
@@ -80,7 +81,8 @@ async def run_episode(env: AsyncRefineEnv, agent: Agent, *, task: Task | str | N
                       seed: int | None = None, context: ContextConfig | None = None) -> Trajectory:
     """One episode until submit or budget. An agent failure ends the recording with `error` set."""
     messages, info = await env.reset(task=task, seed=seed)
-    trajectory = Trajectory(env_id=env.env_id, task=info["task"], policy=agent.name, first_turn=messages)
+    trajectory = Trajectory(env_id=env.env_id, task=info["task"], policy=agent.name, first_turn=messages,
+                            start_potential=info.get("start_potential", 0.0))
     conversation = list(messages)
     potential = float(info.get("potential", 0.0))
     done = False
@@ -100,6 +102,7 @@ async def run_episode(env: AsyncRefineEnv, agent: Agent, *, task: Task | str | N
         conversation += [action, *observation]
         done = terminated or truncated
         potential = info["potential"]
+        trajectory.start_potential = info.get("start_potential", trajectory.start_potential)
         trajectory.steps.append(StepRecord(
             turn=info["turn"], action=action, observation=observation,
             reward=None if math.isnan(reward) else reward, terminated=terminated, truncated=truncated,

@@ -175,6 +175,10 @@ def test_a_recorded_trajectory_reads_back_as_training_would_weigh_it():
     dropped = trajectory_segments(_recorded([0.1, 0.2, 0.9, 0.3, 0.3, 0.4, 0.5, 0.5]), max_samples=4)
     assert [s["segment"] for s in dropped if s["retained"]] == [0, 2, 3, 7]  # the two largest changes inside
     assert starting_potentials(0.0, [0.5, 0.7]) == [0.0, 0.5]
+    handed_over = trajectory_segments({**_recorded([0.6, 0.6, 0.9]), "start_potential": 0.6})
+    assert handed_over[0]["offset"] < handed_over[1]["offset"]  # looking at what was there earns nothing
+    unknown = trajectory_segments({**_recorded([0.6, 0.9]), "start_potential": None})
+    assert [s["offset"] for s in unknown] == [None, None]  # edited before looking: broadcast
 
 
 def test_the_credit_command_prints_each_segment(tmp_path, capsys):

@@ -180,6 +180,7 @@ async def test_workspace_tools_on_an_existing_project():
     try:
         messages, info = await env.reset(task="project-fix-anchors")
         assert "webshot" in info["tools"] and info["ledger"] == {} and "list_files" in messages[0]["content"]
+        assert info["start_potential"] is None  # a handed-over project: worth what a look will show
         listing, *_ = await env.step({"name": "list_files", "arguments": {}})
         assert "src/components/Services.jsx" in listing[0]["content"] and "node_modules" not in listing[0]["content"]
         found, *_ = await env.step({"name": "search_files", "arguments": {"pattern": "service-list"}})
@@ -338,6 +339,8 @@ async def test_a_compacted_repair_episode_records_its_segments_and_still_repairs
                                   context=ContextConfig(compact_at_tokens=2000, fold_after=2))
     await env.close()
     assert compacted.reward == plain.reward > 0.5 and len(compacted.compactions) >= 2
+    first = compacted.steps[0]  # a webshot of the project as handed over: what the start is worth
+    assert compacted.start_potential == first.potential and first.delta_potential == first.potential
     assert any("Minified React error #299" in c.summary for c in compacted.compactions)  # the note kept the fault
     write_trajectory(compacted, tmp_path)
     page = timeline_html(compacted, tmp_path)

@@ -103,6 +103,7 @@ async def test_first_turn_is_the_single_turn_prompt(web_env):
     assert messages[-1] == {"role": "user", "content": TASK.prompt}
     assert messages[0]["role"] == "system" and '<tool_call name="edit_file">' in messages[0]["content"]
     assert info["potential"] == 0.0 and "submit" in info["tools"]
+    assert info["start_potential"] == 0.0  # an empty start is worth nothing, and that is known
 
 
 async def test_invalid_actions_are_observations_and_render_needs_a_file(web_env):
@@ -130,6 +131,7 @@ async def test_render_shows_the_error_and_potential_carries_forward(web_env):
     await web_env.step({"name": "edit_file", "arguments": {"path": "index.html", "old": "documnet", "new": "document"}})
     _, _, _, _, info = await web_env.step({"name": "render", "arguments": {}})
     assert info["potential"] > buggy_phi and info["delta_potential"] == pytest.approx(info["potential"] - buggy_phi)
+    assert info["start_potential"] == 0.0  # the page was written in the episode: the start stays empty
 
 
 async def test_potential_is_the_share_of_requirements_met_and_is_remeasured_at_the_end(pipeline):

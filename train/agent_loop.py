@@ -163,12 +163,13 @@ class AesRefineAgentLoop(AgentLoopBase):
         path = await self._open(messages, tools, with_images, replies)
         paths: list[ContextPath] = []
         potentials = [float(info.get("potential", 0.0))]
+        start = {"potential": info.get("start_potential", potentials[0])}  # what the starting workspace is worth
         generation = {"request_id": uuid4().hex, "sampling_params": sampling_params}
         turns = 0
         while True:
             text = await self._generate(path, tree, generation, replies)
             turns += 1
-            observation, reward, done, final = await self._step(env, text, potentials)
+            observation, reward, done, final = await self._step(env, text, potentials, start)
             if done:
                 break
             converted = [for_policy(m, with_images) for m in observation]
@@ -186,11 +187,11 @@ class AesRefineAgentLoop(AgentLoopBase):
             if len(grown.mask) < self.response_length:
                 path = grown
                 continue
-            _, reward, _, final = await self._step(env, SUBMIT, potentials)  # out of budget: submit, as the env does
+            _, reward, _, final = await self._step(env, SUBMIT, potentials, start)  # out of budget: submit, as the env does
             break
         path.potential = potentials[-1]
         paths.append(path)
-        return self._samples(paths, tree, turns, reward, final, potentials)
+        return self._samples(paths, tree, turns, reward, final, potentials, start["potential"])
 
     async def _open(self, messages: list[dict[str, Any]], tools: list[dict], with_images: bool,
                     replies: dict[int, Reply]) -> ContextPath:
@@ -257,7 +258,8 @@ class AesRefineAgentLoop(AgentLoopBase):
         return asked
 
     def _samples(self, paths: list[ContextPath], tree: MessageTree, turns: int, reward: float,
-                 final: dict[str, Any], potentials: list[float]) -> AgentLoopOutput | list[AgentLoopOutput]:
+                 final: dict[str, Any], potentials: list[float], start: float | None
+                 ) -> AgentLoopOutput | list[AgentLoopOutput]:
         """The retained paths as samples: each trains the replies it owns, keeps its most recent
         tokens within the response budget, and carries its segment offset."""
         if len(paths) != len(tree.paths):
@@ -269,15 +271,15 @@ class AesRefineAgentLoop(AgentLoopBase):
             path = paths[k]
             trains = {node.key for node, mine in zip(tree.paths[k], owned[k]) if mine}
             mask = list(path.mask)
-            for key, start, end in path.replies:
+            for key, first, last in path.replies:
                 if key not in trains:
-                    mask[start:end] = [0] * (end - start)
+                    mask[first:last] = [0] * (last - first)
             response, mask = keep_recent(path.ids[path.prompt_length:], mask, self.response_length)
             logprobs = path.logprobs[len(path.logprobs) - len(response):] if path.logprobs else None
             cut.append((path, response, mask, logprobs))
         counts = [sum(mask) for _, _, mask, _ in cut]
         segment_potentials = [paths[k].potential for k in retained]  # Φ when each ended
-        offsets = segment_offsets(starting_potentials(potentials[0], segment_potentials), counts) if len(cut) > 1 else None
+        offsets = segment_offsets(starting_potentials(start, segment_potentials), counts) if len(cut) > 1 else None
         if offsets is None or min(counts) < 2 or math.isnan(reward):
             offsets = [0.0] * len(cut)  # broadcast: a Φ is missing, or a sample too short to carry its offset
         record = RewardRecord.model_validate(final["record"]) if final.get("record") else None
@@ -290,6 +292,7 @@ class AesRefineAgentLoop(AgentLoopBase):
             reward_score=float(reward), num_turns=2 * turns + 1, metrics=AgentLoopMetrics(), credit_offset=offset,
             extra_fields={"reward_extra_info": fields, "potentials": potentials, "turn_scores": deltas,
                           "tool_rewards": [], "episode_end": final.get("end", ""), "segment": k,
+                          "start_potential": start,
                           "segment_potentials": segment_potentials, "credit_offset": offset, "segments": len(paths)})
             for k, (path, response, mask, logprobs), offset in zip(retained, cut, offsets)]
         if len(samples) == 1:
@@ -300,13 +303,15 @@ class AesRefineAgentLoop(AgentLoopBase):
         return samples
 
     @staticmethod
-    async def _step(env: AsyncRefineEnv, action: str | dict, potentials: list[float]
+    async def _step(env: AsyncRefineEnv, action: str | dict, potentials: list[float], start: dict[str, Any]
                     ) -> tuple[list[dict], float, bool, dict[str, Any]]:
-        """One env step; the env failing on our side ends the episode unscored (NaN), not the batch."""
+        """One env step; the env failing on our side ends the episode unscored (NaN), not the batch.
+        Φ after it goes to `potentials`, what the start is worth (once known) to `start`."""
         try:
             observation, reward, terminated, truncated, info = await env.step(action)
         except Exception:  # noqa: BLE001 - one broken episode must not fail the rollout batch
             log.exception("aesenv refine episode: the env failed; the trajectory is masked")
             return [], math.nan, True, {}
         potentials.append(float(info.get("potential", potentials[-1])))
+        start["potential"] = info.get("start_potential", start["potential"])
         return observation, reward, terminated or truncated, info

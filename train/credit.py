@@ -64,8 +64,9 @@ def segment_offsets(potentials: Sequence[float | None], token_counts: Sequence[i
 
 
 def starting_potentials(first: float | None, ends: Sequence[float | None]) -> list[float | None]:
-    """Φ when each retained segment began, from the episode's first Φ and Φ when each ended (a
-    segment that absorbed dropped ones begins where the previous retained one ended)."""
+    """Φ when each retained segment began, from what the starting workspace is worth (None when
+    unknown: the agent changed it before looking) and Φ when each ended (a segment that absorbed
+    dropped ones begins where the previous retained one ended)."""
     return [first, *ends[:-1]]
 
 
@@ -202,7 +203,7 @@ def trajectory_segments(trajectory: dict[str, Any], max_samples: int = MAX_SAMPL
         segments.append({"segment": index, "turns": [s["turn"] for s in own], "potential": potential,
                          "tokens": estimate_tokens(written)})
     retained = select_paths([s["potential"] for s in segments], max_samples)
-    offsets = segment_offsets(starting_potentials(steps[0]["potential"] - steps[0]["delta_potential"] if steps else None,
+    offsets = segment_offsets(starting_potentials(trajectory.get("start_potential", 0.0),
                                                   [segments[k]["potential"] for k in retained]),
                               [segments[k]["tokens"] for k in retained])
     for position, k in enumerate(retained):

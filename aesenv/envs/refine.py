@@ -24,7 +24,9 @@ single-turn answer: NaN with `info["reward_valid"]` False when our infrastructur
 
 Per-step potential Φ (for credit assignment): after each render, the kind's cheap Φ of the
 result (`Kind.potential`); carried forward between renders, with ΔΦ, in `info`. If the workspace
-changed after the last render, Φ is measured once more when the episode ends.
+changed after the last render, Φ is measured once more when the episode ends. Φ is 0 before the
+first render; `info["start_potential"]` is what the starting workspace is worth (0 when it is
+empty, its Φ once a render saw it unchanged, None while unknown), where segment credit starts.
 """
 
 from __future__ import annotations
@@ -126,6 +128,7 @@ class AsyncRefineEnv(AsyncKindEnv):
         self._turn = 0
         self._potential = 0.0
         self._measured: str | None = None  # the workspace fingerprint Φ was last measured on
+        self._start: tuple[str, float | None] = ("", 0.0)  # the starting workspace's fingerprint and Φ
         self._started = 0.0
         self._done = True
         self.tools: list[dict] = tool_schemas(self.tool_specs)
@@ -146,9 +149,13 @@ class AsyncRefineEnv(AsyncKindEnv):
         self.task, self.last, self.last_image = chosen, None, None
         self.workspace = Workspace(self.kind.initial_files(chosen))
         self._turn, self._potential, self._measured, self._done = 0, 0.0, None, False
+        # An empty start is worth 0; a start with files is worth what its first look shows, if the
+        # agent looks before changing it (None: unknown, and segment credit falls back to broadcast).
+        self._start = (self.workspace.fingerprint(), None if self.entry in self.workspace.files else 0.0)
         self._started = time.monotonic()
         return self.first_turn(chosen), {"task_id": chosen.id, "task": chosen.model_dump(mode="json"),
-                                         "potential": 0.0, "tools": [t["function"]["name"] for t in self.tools]}
+                                         "potential": 0.0, "start_potential": self._start[1],
+                                         "tools": [t["function"]["name"] for t in self.tools]}
 
     async def step(self, action: str | dict) -> tuple[list[dict], float, bool, bool, dict[str, Any]]:
         if self.task is None or self._done:
@@ -194,6 +201,7 @@ class AsyncRefineEnv(AsyncKindEnv):
             outcomes.append(Outcome(None, f"[Episode ended ({info['end']}). Final reward: {reward}]"))
         info["potential"] = self._potential
         info["delta_potential"] = round(self._potential - before, 6)
+        info["start_potential"] = self._start[1]
         return self._messages(outcomes), reward, submitted, truncated_by is not None, info
 
     async def _execute(self, call: ToolCall) -> Outcome:
@@ -260,6 +268,8 @@ class AsyncRefineEnv(AsyncKindEnv):
         if look.problem:
             raise ToolError(look.problem)
         self._potential = self.potential_after(look)
+        if self._start[1] is None and self.workspace.fingerprint() == self._start[0]:
+            self._start = (self._start[0], self._potential)
         self.last_image = look.images[0] if look.images else None
         return look.text, look.images
 
