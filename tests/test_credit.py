@@ -157,11 +157,15 @@ def _recorded(potentials_at_ends: list[float], turns_per_segment: int = 2) -> di
         for _ in range(turns_per_segment):
             turn += 1
             steps.append({"turn": turn, "segment": segment, "potential": phi, "delta_potential": phi - before,
-                          "action": {"role": "assistant", "content": "edit the page " * 10}})
+                          "action": {"role": "assistant", "content": "edit the page " * 10}, "observation": [],
+                          "reward": None, "terminated": False, "truncated": False, "tool_results": [],
+                          "agent_ms": 1.0, "env_ms": 1.0})
             before = phi
         if segment < len(potentials_at_ends) - 1:
-            compactions.append({"segment": segment, "before_turn": turn + 1, "potential": phi, "summary": "note " * 20})
-    return {"task": {"id": "t"}, "reward": 0.7, "steps": steps, "compactions": compactions}
+            compactions.append({"segment": segment, "before_turn": turn + 1, "potential": phi, "summary": "note " * 20,
+                                "tokens_before": 3000, "tokens_after": 900})
+    return {"env_id": "AesWebProject-v0", "task": {"id": "t"}, "policy": "scripted", "first_turn": [],
+            "reward": 0.7, "steps": steps, "compactions": compactions}
 
 
 def test_a_recorded_trajectory_reads_back_as_training_would_weigh_it():

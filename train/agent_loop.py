@@ -163,13 +163,13 @@ class AesRefineAgentLoop(AgentLoopBase):
         path = await self._open(messages, tools, with_images, replies)
         paths: list[ContextPath] = []
         potentials = [float(info.get("potential", 0.0))]
-        start = {"potential": info.get("start_potential", potentials[0])}  # what the starting workspace is worth
+        start = info.get("start_potential", potentials[0])  # what the starting workspace is worth, if known yet
         generation = {"request_id": uuid4().hex, "sampling_params": sampling_params}
         turns = 0
         while True:
             text = await self._generate(path, tree, generation, replies)
             turns += 1
-            observation, reward, done, final = await self._step(env, text, potentials, start)
+            observation, reward, done, final = await self._step(env, text, potentials)
             if done:
                 break
             converted = [for_policy(m, with_images) for m in observation]
@@ -187,11 +187,11 @@ class AesRefineAgentLoop(AgentLoopBase):
             if len(grown.mask) < self.response_length:
                 path = grown
                 continue
-            _, reward, _, final = await self._step(env, SUBMIT, potentials, start)  # out of budget: submit, as the env does
+            _, reward, _, final = await self._step(env, SUBMIT, potentials)  # out of budget: submit, as the env does
             break
         path.potential = potentials[-1]
         paths.append(path)
-        return self._samples(paths, tree, turns, reward, final, potentials, start["potential"])
+        return self._samples(paths, tree, turns, reward, final, potentials, final.get("start_potential", start))
 
     async def _open(self, messages: list[dict[str, Any]], tools: list[dict], with_images: bool,
                     replies: dict[int, Reply]) -> ContextPath:
@@ -303,15 +303,13 @@ class AesRefineAgentLoop(AgentLoopBase):
         return samples
 
     @staticmethod
-    async def _step(env: AsyncRefineEnv, action: str | dict, potentials: list[float], start: dict[str, Any]
+    async def _step(env: AsyncRefineEnv, action: str | dict, potentials: list[float]
                     ) -> tuple[list[dict], float, bool, dict[str, Any]]:
-        """One env step; the env failing on our side ends the episode unscored (NaN), not the batch.
-        Φ after it goes to `potentials`, what the start is worth (once known) to `start`."""
+        """One env step; the env failing on our side ends the episode unscored (NaN), not the batch."""
         try:
             observation, reward, terminated, truncated, info = await env.step(action)
         except Exception:  # noqa: BLE001 - one broken episode must not fail the rollout batch
             log.exception("aesenv refine episode: the env failed; the trajectory is masked")
             return [], math.nan, True, {}
         potentials.append(float(info.get("potential", potentials[-1])))
-        start["potential"] = info.get("start_potential", start["potential"])
         return observation, reward, terminated or truncated, info

@@ -190,21 +190,19 @@ def trajectory_segments(trajectory: dict[str, Any], max_samples: int = MAX_SAMPL
     (estimated: its actions and the note that closed the segment), whether the segment would be
     a sample, and δ_k over the retained ones (None: broadcast)."""
     from aesenv.context import estimate_tokens
+    from aesenv.trajectory import Trajectory
 
-    compactions = trajectory.get("compactions") or []
-    steps = trajectory.get("steps") or []
+    recorded = Trajectory.model_validate(trajectory)
     segments = []
-    for index in range(len(compactions) + 1):
-        own = [s for s in steps if s.get("segment", 0) == index]
-        written = [s["action"] for s in own if isinstance(s.get("action"), dict)]
-        if index < len(compactions):
-            written.append({"role": "assistant", "content": compactions[index]["summary"]})
-        potential = compactions[index]["potential"] if index < len(compactions) else (steps[-1]["potential"] if steps else None)
-        segments.append({"segment": index, "turns": [s["turn"] for s in own], "potential": potential,
+    for index, potential in enumerate(recorded.segment_potentials):
+        own = [s for s in recorded.steps if s.segment == index]
+        written = [s.action for s in own]
+        if index < len(recorded.compactions):
+            written.append({"role": "assistant", "content": recorded.compactions[index].summary})
+        segments.append({"segment": index, "turns": [s.turn for s in own], "potential": potential,
                          "tokens": estimate_tokens(written)})
     retained = select_paths([s["potential"] for s in segments], max_samples)
-    offsets = segment_offsets(starting_potentials(trajectory.get("start_potential", 0.0),
-                                                  [segments[k]["potential"] for k in retained]),
+    offsets = segment_offsets(starting_potentials(recorded.start_potential, [segments[k]["potential"] for k in retained]),
                               [segments[k]["tokens"] for k in retained])
     for position, k in enumerate(retained):
         segments[k]["offset"] = None if offsets is None else round(offsets[position], 6)
