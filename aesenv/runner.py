@@ -44,13 +44,14 @@ class RunMismatch(ValueError):
     """The output directory holds a run made with a different policy, config or prompts."""
 
 
-def load_records(path: Path) -> dict[str, RewardRecord]:
-    """The records of a run's `records.jsonl` by task id (none when the file is missing)."""
-    done: dict[str, RewardRecord] = {}
+def load_records(path: Path, model: type[BaseModel] = RewardRecord) -> dict[str, Any]:
+    """The records of a run's `records.jsonl` (`model`s with a `task_id`) by task id, the latest
+    line of a task winning (a rerun appends); none when the file is missing."""
+    done: dict[str, Any] = {}
     if path.is_file():
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
-                record = RewardRecord.model_validate_json(line)
+                record = model.model_validate_json(line)
                 done[record.task_id] = record
     return done
 
@@ -60,11 +61,12 @@ def _prompt_hash(task: Task) -> str:
     return hashlib.sha256(content.encode()).hexdigest()[:16]
 
 
-def claim_run(out: Path, identity: dict[str, Any], tasks: list[Task]) -> None:
+def claim_run(out: Path, identity: dict[str, Any], tasks: list[Any],
+              fingerprint: Callable[[Any], str] = _prompt_hash) -> None:
     """Write `run.json`, or check a rerun against it: same identity, and no task id whose
-    prompt changed. New task ids (a larger --limit) extend the run."""
+    prompt (`fingerprint`) changed. New task ids (a larger --limit) extend the run."""
     path = out / "run.json"
-    hashes = {t.id: _prompt_hash(t) for t in tasks}
+    hashes = {t.id: fingerprint(t) for t in tasks}
     if path.is_file():
         stored = json.loads(path.read_text(encoding="utf-8"))
         if stored.get("identity") != identity:

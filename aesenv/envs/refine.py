@@ -181,7 +181,7 @@ class AsyncRefineEnv(AsyncKindEnv):
                                             error="over the per-message call limit"))
                     continue
                 outcomes.append(await self._execute(call))
-        submitted = any(o.call and o.call.name == "submit" and not o.error for o in outcomes)
+        submitted = self.ends(outcomes)
         truncated_by = None
         if not submitted:
             if self._turn >= self.budget.max_turns:
@@ -203,6 +203,11 @@ class AsyncRefineEnv(AsyncKindEnv):
         info["delta_potential"] = round(self._potential - before, 6)
         info["start_potential"] = self._start[1]
         return self._messages(outcomes), reward, submitted, truncated_by is not None, info
+
+    def ends(self, outcomes: list[Outcome]) -> bool:
+        """Whether this turn ends the episode: a submit that was accepted (an env whose submit
+        hands the work over for review and goes on overrides this)."""
+        return any(o.call and o.call.name == "submit" and not o.error for o in outcomes)
 
     async def _execute(self, call: ToolCall) -> Outcome:
         if call.problem:

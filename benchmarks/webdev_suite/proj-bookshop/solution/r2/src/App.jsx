@@ -1,0 +1,26 @@
+import { useState } from 'react'
+import Header from './components/Header.jsx'
+import Toolbar from './components/Toolbar.jsx'
+import BookList from './components/BookList.jsx'
+import Footer from './components/Footer.jsx'
+import { books } from './books.js'
+import './App.css'
+
+function matches(book, query) {
+  const q = query.trim().toLowerCase()
+  return !q || book.title.toLowerCase().includes(q) || book.author.toLowerCase().includes(q)
+}
+
+export default function App() {
+  const [query, setQuery] = useState('')
+  const shown = books.filter((book) => matches(book, query))
+  return (
+    <div className="shop">
+      <Header />
+      <BookList books={shown}>
+        <Toolbar query={query} onQuery={setQuery} />
+      </BookList>
+      <Footer />
+    </div>
+  )
+}

@@ -1,0 +1,21 @@
+export const PLANS = [
+  {
+    name: 'Starter', audience: 'For freelancers and small studios', monthly: 15, yearly: 12,
+    features: ['3 projects', 'Up to 5 team members', 'Weekly reports', 'Email support'],
+  },
+  {
+    name: 'Team', audience: 'For growing agencies', monthly: 35, yearly: 28, featured: true,
+    features: ['Unlimited projects', 'Up to 25 team members', 'Timesheet exports', 'Priority support'],
+  },
+  {
+    name: 'Business', audience: 'For firms with many clients', monthly: 90, yearly: 72,
+    features: ['Unlimited projects', 'Unlimited team members', 'Single sign-on', 'Audit log'],
+  },
+]
+
+export const FAQ = [
+  ['Can I change plans later?', 'Yes, switch at any time from Settings and we prorate the difference on your next invoice.'],
+  ['Is there a free trial?', 'Every plan starts with 14 days free. We only ask for a card when the trial ends.'],
+  ['What counts as a team member?', 'Anyone who logs time in your workspace. Clients who only view reports are free.'],
+  ['How do I pay?', 'By card on every plan, or by invoice once a year on Business.'],
+]
