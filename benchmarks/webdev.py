@@ -110,7 +110,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     summary = summarize(records, policy=args.policy, user=args.user, wall_s=time.monotonic() - started)
     summary["grader"] = args.grader
     (out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
-    (out / "report.html").write_text(report_html(records, summary), encoding="utf-8")
+    criteria = {item.id: item.criterion for task in tasks for item in task.items()}
+    (out / "report.html").write_text(report_html(records, summary, criteria), encoding="utf-8")
     return summary
 
 
@@ -128,7 +129,8 @@ def _metric_cards(metrics: dict[str, Any]) -> str:
     return "".join(f'<div class="card">{m}<b>{metrics.get(m)}</b></div>' for m in METRICS)
 
 
-def report_html(records: list[WebdevRecord], summary: dict[str, Any]) -> str:
+def report_html(records: list[WebdevRecord], summary: dict[str, Any], criteria: dict[str, str]) -> str:
+    """`criteria`: item id -> its acceptance criterion (shown beside its grade)."""
     esc = html.escape
     parts = [f"<!doctype html><meta charset=utf-8><title>Webdev-Bench: {esc(summary['policy'])}</title>",
              f"<style>{_STYLE}</style><header><h1>Webdev-Bench: {esc(summary['policy'])}</h1>"
@@ -149,12 +151,13 @@ def report_html(records: list[WebdevRecord], summary: dict[str, Any]) -> str:
             parts.append(f"<figure>{shot}<figcaption><b>{esc(x.requirement)}</b> attempt {x.attempt} · "
                          f"<span class={verdict}>{verdict}</span> at {x.at_s} s · {x.turns} turns · {health}"
                          f"<br>{esc(x.critique)}</figcaption></figure>")
-        parts.append("</div><h3>Hidden checklist</h3><table><tr><th>requirement</th><th>item</th><th>dimension</th>"
-                     "<th>weight</th><th>grade</th><th>found</th></tr>")
+        parts.append("</div><h3>Hidden checklist</h3><table><tr><th>requirement</th><th>item</th><th>criterion</th>"
+                     "<th>dimension</th><th>weight</th><th>grade</th><th>found</th></tr>")
         for g in r.grades:
-            found = esc(g.problem or json.dumps(g.parts)[:300])
-            parts.append(f"<tr><td>{esc(g.requirement)}</td><td>{esc(g.id)}</td><td>{g.dimension}</td>"
-                         f"<td>{g.weight}</td><td class=g{g.grade}>{g.grade}</td><td><code>{found}</code></td></tr>")
+            found = esc(g.problem or json.dumps(g.parts, ensure_ascii=False)[:300])
+            parts.append(f"<tr><td>{esc(g.requirement)}</td><td>{esc(g.id)}</td><td>{esc(criteria.get(g.id, ''))}</td>"
+                         f"<td>{g.dimension}</td><td>{g.weight}</td><td class=g{g.grade}>{g.grade}</td>"
+                         f"<td><code>{found}</code></td></tr>")
         parts.append("</table></section>")
     return "".join(parts) + "</main>"
 

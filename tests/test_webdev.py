@@ -16,7 +16,7 @@ from aesenv.render.models import PageMetrics, Rendering
 from aesenv.render import RenderStatus
 from aesenv.rewards import PipelineConfig, RewardPipeline
 from aesenv.runner import RunMismatch
-from aesenv.webdev.acceptance import ItemGrade, check_item, grade_of
+from aesenv.webdev.acceptance import ItemGrade, accept, check_item, grade_of
 from aesenv.webdev.gate import OfflineUser, Review, review_messages
 from aesenv.webdev.graders import VlmGrader
 from aesenv.webdev.health import Delivery, HealthCheck, deliver
@@ -416,3 +416,24 @@ async def test_handing_back_the_starting_project_unchanged_is_returned(tmp_path)
     first = run.record.rounds[0]
     assert not first.passed and "change" in first.critique
     assert len(run.record.rounds) == 12 and run.record.metrics["RS"] == 0.0 and run.record.delivered
+
+
+async def test_an_app_its_start_script_does_not_serve_is_not_delivered(tmp_path):
+    """The build works and the page would render, but `npm start` serves nothing on the port: the
+    user is told so, and terminal acceptance grades every item 0 (DSR 0)."""
+    [task] = load_suite(_regressing_suite(tmp_path))
+    files = scaffold_files()
+    files.update({p: t.encode() for p, t in task.requirements[0].solution.items()})
+    package = json.loads(files["package.json"])
+    package["scripts"]["start"] = "vite preview --host 127.0.0.1 --port 5999 --strictPort"  # not the task's port
+    files["package.json"] = json.dumps(package).encode()
+    async with RewardPipeline(PipelineConfig()) as pipeline:
+        delivery = await deliver(pipeline.bench, files, task.port)
+        grades = await accept(pipeline.bench, task, delivery)
+    assert delivery.health.built and not delivery.health.up and not delivery.launched
+    assert f"port {task.port}" in delivery.health.problem and delivery.rendering is not None
+    verdict = await OfflineUser().review(Review(task.brief, task.requirements[0].text, 1, delivery, None))
+    assert not verdict.passed and "npm start" in verdict.critique
+    assert all(g.grade == 0 and g.problem.startswith("not delivered") for g in grades)
+    assert task_metrics(grades, delivery.launched) == {"RS": 0.0, "FS": 0.0, "IS": 0.0, "VS": None, "DSR": 0.0,
+                                                       "weighted": 0.0}
