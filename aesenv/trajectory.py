@@ -70,6 +70,19 @@ class Trajectory(BaseModel):
     compactions: list[Compaction] = Field(default_factory=list)
     start_potential: float | None = 0.0  # what the starting workspace is worth (None: unknown; env info)
 
+    def record_step(self, action: dict[str, Any], observation: list[dict[str, Any]], reward: float | None,
+                    terminated: bool, truncated: bool, info: dict[str, Any], *, agent_ms: float,
+                    env_ms: float) -> StepRecord:
+        """Append one env step as the refine env reported it (`info`); a NaN reward is None."""
+        step = StepRecord(
+            turn=info["turn"], action=action, observation=observation,
+            reward=None if reward is None or math.isnan(reward) else reward, terminated=terminated,
+            truncated=truncated, potential=info["potential"], delta_potential=info["delta_potential"],
+            tool_results=info["tool_results"], agent_ms=round(agent_ms, 1), env_ms=round(env_ms, 1),
+            segment=len(self.compactions))
+        self.steps.append(step)
+        return step
+
     @property
     def segment_potentials(self) -> list[float]:
         """Φ at the end of each development segment, the last one the episode's final Φ."""
@@ -103,12 +116,8 @@ async def run_episode(env: AsyncRefineEnv, agent: Agent, *, task: Task | str | N
         done = terminated or truncated
         potential = info["potential"]
         trajectory.start_potential = info.get("start_potential", trajectory.start_potential)
-        trajectory.steps.append(StepRecord(
-            turn=info["turn"], action=action, observation=observation,
-            reward=None if math.isnan(reward) else reward, terminated=terminated, truncated=truncated,
-            potential=potential, delta_potential=info["delta_potential"],
-            tool_results=info["tool_results"], agent_ms=round(agent_ms, 1), env_ms=round(env_ms, 1),
-            segment=len(trajectory.compactions)))
+        trajectory.record_step(action, observation, reward, terminated, truncated, info,
+                               agent_ms=agent_ms, env_ms=env_ms)
         if done:
             trajectory.reward, trajectory.end, trajectory.record = trajectory.steps[-1].reward, info["end"], info["record"]
     usage = getattr(agent, "usage", None)

@@ -20,21 +20,16 @@ import sys
 import time
 from pathlib import Path
 
-from aesenv.kinds.project.build import scaffold_files
+from aesenv.kinds.project import PROJECT
 from aesenv.rewards import PipelineConfig, RewardPipeline
 from aesenv.webdev.acceptance import accept
 from aesenv.webdev.gate import OfflineUser, Review, quoted_labels
 from aesenv.webdev.health import deliver
+from aesenv.webdev.session import project_task
 from aesenv.webdev.tasks import CompositeTask, load_suite
 
 SUITE = Path(__file__).with_name("webdev_suite")
 MIN_ITEMS = 20
-
-
-def start_files(task: CompositeTask) -> dict[str, bytes]:
-    files = scaffold_files()
-    files.update({p: t.encode("utf-8") for p, t in task.files.items()})
-    return files
 
 
 def shape_problems(task: CompositeTask) -> list[str]:
@@ -53,7 +48,7 @@ def shape_problems(task: CompositeTask) -> list[str]:
 
 async def check_task(pipeline: RewardPipeline, task: CompositeTask) -> list[str]:
     problems = shape_problems(task)
-    files = start_files(task)
+    files = PROJECT.initial_files(project_task(task))  # what the session's env starts from
     delivery = await deliver(pipeline.bench, files, task.port)
     grades = await accept(pipeline.bench, task, delivery)
     for r in task.requirements:  # doing nothing must satisfy no requirement

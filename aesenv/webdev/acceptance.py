@@ -23,10 +23,13 @@ from aesenv.webdev.tasks import ChecklistItem, CompositeTask, Dimension, Expect,
 GRADE_2 = 0.6
 STEP_TIMEOUT_S = 5.0
 
-_TARGET_JS = """([selector, text]) => {
-  const visible = (el) => { const b = el.getBoundingClientRect(), s = getComputedStyle(el);
+# What a user can see: the element has a box and is not hidden, undisplayed or fully transparent.
+_VISIBLE = """  const visible = (el) => { const b = el.getBoundingClientRect(), s = getComputedStyle(el);
     return b.width > 0 && b.height > 0 && s.visibility !== 'hidden' && s.display !== 'none' && s.opacity !== '0'; };
-  let el;
+"""
+
+_TARGET_JS = """([selector, text]) => {
+""" + _VISIBLE + """  let el;
   const has = (el) => !text || (el.innerText || el.value || '').replace(/\\s+/g, ' ').toLowerCase().includes(text.toLowerCase());
   try { el = [...document.querySelectorAll(selector)].find((x) => visible(x) && has(x)); } catch (e) { return {error: 'invalid selector'}; }
   if (!el) return null;
@@ -38,9 +41,7 @@ _TARGET_JS = """([selector, text]) => {
 # Picks the option whose text contains `value` in the first visible match, as a user's choice
 # does: the native value setter (which React's value tracking sees), then input and change.
 _SELECT_JS = """([selector, text, value]) => {
-  const visible = (el) => { const b = el.getBoundingClientRect(), s = getComputedStyle(el);
-    return b.width > 0 && b.height > 0 && s.visibility !== 'hidden' && s.display !== 'none' && s.opacity !== '0'; };
-  const has = (el) => !text || (el.innerText || '').toLowerCase().includes(text.toLowerCase());
+""" + _VISIBLE + """  const has = (el) => !text || (el.innerText || '').toLowerCase().includes(text.toLowerCase());
   const el = [...document.querySelectorAll(selector)].find((x) => visible(x) && has(x) && x.options);
   if (!el) return false;
   const option = [...el.options].find((o) => o.text.toLowerCase().includes(value.toLowerCase()));
@@ -52,9 +53,7 @@ _SELECT_JS = """([selector, text, value]) => {
 }"""
 
 _EXPECT_JS = """(e) => {
-  const visible = (el) => { const b = el.getBoundingClientRect(), s = getComputedStyle(el);
-    return b.width > 0 && b.height > 0 && s.visibility !== 'hidden' && s.display !== 'none' && s.opacity !== '0'; };
-  const fold = (t) => (t || '').replace(/\\s+/g, ' ').trim().toLowerCase();
+""" + _VISIBLE + """  const fold = (t) => (t || '').replace(/\\s+/g, ' ').trim().toLowerCase();
   const all = (sel) => { try { return [...document.querySelectorAll(sel)].filter(visible); } catch (x) { return null; } };
   const out = {};
   const scope = e.within ? all(e.within) : [document.body];
@@ -117,7 +116,8 @@ def _part_score(part: object) -> float:
         return 0.0
 
 
-def _scored(item: ChecklistItem, requirement: str, parts: dict, problem: str = "") -> ItemGrade:
+def item_grade(item: ChecklistItem, requirement: str, parts: dict, problem: str = "") -> ItemGrade:
+    """`item`'s grade from the parts its check read; 0 when it could not be checked (`problem`)."""
     scores = [_part_score(parts.get(name)) for name in item.expect.parts()]
     score = round(sum(scores) / len(scores), 4) if scores and not problem else 0.0
     return ItemGrade(id=item.id, requirement=requirement, dimension=item.dimension, weight=item.weight,
@@ -162,16 +162,16 @@ async def check_item(live: LivePage, item: ChecklistItem, requirement: str) -> I
     try:
         for number, step in enumerate(item.steps, 1):
             if problem := await perform(live, step):
-                return _scored(item, requirement, {}, f"step {number} ({step.action}): {problem}")
-        return _scored(item, requirement, await read_expect(live, item.expect))
+                return item_grade(item, requirement, {}, f"step {number} ({step.action}): {problem}")
+        return item_grade(item, requirement, await read_expect(live, item.expect))
     except PageFault as exc:
-        return _scored(item, requirement, {}, f"{exc.stop}: {exc}")
+        return item_grade(item, requirement, {}, f"{exc.stop}: {exc}")
 
 
 def not_delivered(task: CompositeTask, delivery: Delivery) -> list[ItemGrade]:
     """Every item graded 0: the application did not launch."""
     why = delivery.health.problem or "the served page is blank or did not render"
-    return [_scored(item, r.id, {}, f"not delivered: {why}") for r in task.requirements for item in r.items]
+    return [item_grade(item, r.id, {}, f"not delivered: {why}") for r in task.requirements for item in r.items]
 
 
 async def accept(bench: Workbench, task: CompositeTask, delivery: Delivery) -> list[ItemGrade]:
@@ -192,5 +192,5 @@ async def accept(bench: Workbench, task: CompositeTask, delivery: Delivery) -> l
 
 async def _on(live: LivePage | None, item: ChecklistItem, requirement: str) -> ItemGrade:
     if live is None:
-        return _scored(item, requirement, {}, "the page did not open for the check")
+        return item_grade(item, requirement, {}, "the page did not open for the check")
     return await check_item(live, item, requirement)

@@ -24,7 +24,7 @@ from aesenv.llm.client import ChatClient, ClientConfig, Usage, image_part
 from aesenv.registry import Registry
 from aesenv.render.live import PageFault
 from aesenv.specs import build_from_spec
-from aesenv.webdev.acceptance import ItemGrade, accept, not_delivered
+from aesenv.webdev.acceptance import ItemGrade, accept, item_grade, not_delivered
 from aesenv.webdev.health import Delivery, opened
 from aesenv.webdev.tasks import CompositeTask, Requirement
 
@@ -129,8 +129,7 @@ class VlmGrader:
                 except ActionFailed as exc:
                     note = f"Your action `{action.describe()}` could not be performed: {exc}."
         except PageFault as exc:  # the application hung, crashed or threw under the agent: its fault
-            return [ItemGrade(id=i.id, requirement=requirement.id, dimension=i.dimension, weight=i.weight, grade=0,
-                              score=0.0, problem=f"{exc.stop} under the acceptance agent: {exc}")
+            return [item_grade(i, requirement.id, {}, f"{exc.stop} under the acceptance agent: {exc}")
                     for i in requirement.items]
         raise AssertionError("unreachable: the last turn must grade")
 

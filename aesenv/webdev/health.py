@@ -74,6 +74,15 @@ class Delivery:
                 and self.rendering.status is RenderStatus.OK and not blank(self.rendering))
 
     @property
+    def infra(self) -> str:
+        """Why our side failed to check or open it ('' when it did not: the rest is the project's)."""
+        if self.health.infra:
+            return self.health.infra
+        if self.rendering is not None and self.rendering.status is RenderStatus.INFRA_ERROR:
+            return f"the renderer failed on our side: {self.rendering.error}"
+        return ""
+
+    @property
     def text(self) -> str:
         return clip(self.rendering.metrics.visible_text, MAX_TEXT_CHARS) if self.rendering else ""
 

@@ -25,11 +25,10 @@ from aesenv.envs.project import AsyncProjectEnv
 from aesenv.envs.refine import Outcome, RefineBudget
 from aesenv.envs.tools import ToolCall
 from aesenv.policy import Agent
-from aesenv.render import RenderStatus
 from aesenv.rewards import RewardPipeline
 from aesenv.tasks import Task
 from aesenv.tasks.project import ProjectSpec
-from aesenv.trajectory import StepRecord, Trajectory
+from aesenv.trajectory import Trajectory
 from aesenv.webdev.acceptance import ItemGrade
 from aesenv.webdev.gate import Review, SimulatedUser, Verdict
 from aesenv.webdev.graders import CheckGrader, Grader
@@ -103,8 +102,8 @@ def opening(task: CompositeTask) -> str:
             "the next request, and you keep working on the same project.")
 
 
-def next_request(task: CompositeTask, j: int, verdict: Verdict | None) -> str:
-    lead = "Thanks, that works." if verdict is None or verdict.passed else "Let's leave that as it is and move on."
+def next_request(task: CompositeTask, j: int, passed: bool) -> str:
+    lead = "Thanks, that works." if passed else "Let's leave that as it is and move on."
     return f"{lead} Round {j + 1} of {len(task.requirements)}: {task.requirements[j].text}"
 
 
@@ -139,15 +138,6 @@ class AsyncWebdevEnv(AsyncProjectEnv):
 
     async def _final_score(self) -> tuple[float, dict[str, Any]]:
         return math.nan, {"record": None, "status": "not scored", "reward_valid": False, "failure": ""}
-
-
-def _infra(delivery: Delivery) -> str:
-    if delivery.health.infra:
-        return delivery.health.infra
-    rendering = delivery.rendering
-    if rendering is not None and rendering.status is RenderStatus.INFRA_ERROR:
-        return f"the renderer failed on our side: {rendering.error}"
-    return ""
 
 
 class _Stop(Exception):
@@ -187,9 +177,9 @@ class _Session:
         if self.last is not None and self.last[1] == files:
             return self.last[0]
         delivery = await deliver(self.pipeline.bench, files, self.task.port)
-        if _infra(delivery):
+        if delivery.infra:
             delivery = await deliver(self.pipeline.bench, files, self.task.port)
-            if why := _infra(delivery):
+            if why := delivery.infra:
                 raise _Stop("infra_error", why)
         self.last = (delivery, files)
         return delivery
@@ -213,11 +203,8 @@ class _Session:
             observation, _, _, truncated, info = await self.env.step(action)
             self.conversation.extend([action, *observation])
             turns += 1
-            self.trajectory.steps.append(StepRecord(
-                turn=info["turn"], action=action, observation=list(observation), reward=None, terminated=False,
-                truncated=truncated, potential=info["potential"], delta_potential=info["delta_potential"],
-                tool_results=info["tool_results"], agent_ms=round(agent_ms, 1),
-                env_ms=round((time.perf_counter() - t) * 1000, 1)))
+            self.trajectory.record_step(action, list(observation), None, False, truncated, info, agent_ms=agent_ms,
+                                        env_ms=(time.perf_counter() - t) * 1000)
             if self.env.delivered:
                 return turns
             if truncated:
@@ -227,7 +214,6 @@ class _Session:
         task, previous_text = self.task, None
         for j, requirement in enumerate(task.requirements):
             self.record.reached = j + 1
-            verdict: Verdict | None = None
             for attempt in range(1, MAX_ATTEMPTS + 1):
                 turns = await self.work_until_delivered()
                 delivery = await self.deliver()
@@ -252,7 +238,7 @@ class _Session:
                 if attempt < MAX_ATTEMPTS:
                     self.say(returned(verdict, attempt))
             if j + 1 < len(task.requirements):
-                self.say(next_request(task, j + 1, verdict))
+                self.say(next_request(task, j + 1, verdict.passed))
 
     async def run(self) -> TaskRun:
         record = self.record
