@@ -191,10 +191,13 @@ async def test_clock_calls_a_browser_would_take_are_taken_and_misuse_is_the_page
     assert any("requestAnimationFrame" in e for e in rendering.page_errors), rendering.page_errors
 
 
-async def test_a_page_that_reloads_itself_once_while_settling_is_captured_on_its_new_document(renderer):
+@pytest.mark.parametrize("at_ms", [300, 790])
+async def test_a_page_that_reloads_itself_once_while_settling_is_captured_on_its_new_document(renderer, at_ms):
+    # At 790 ms the reload starts on the slice's last timer, after which nothing of the page's
+    # time is left to run: the capture must wait for the new document instead of racing its commit.
     html = (f"<html><body>{BUTTON}<p id='visit'></p><script>document.getElementById('visit').textContent ="
             " sessionStorage.seen ? 'welcome back' : 'first visit';"
-            " if (!sessionStorage.seen) { sessionStorage.seen = 1; setTimeout(() => location.reload(), 300); }"
+            f" if (!sessionStorage.seen) {{ sessionStorage.seen = 1; setTimeout(() => location.reload(), {at_ms}); }}"
             "</script></body></html>")
     async with renderer.session(html) as (rendering, live):
         assert live is not None
@@ -202,6 +205,14 @@ async def test_a_page_that_reloads_itself_once_while_settling_is_captured_on_its
     assert rendering.error == "", rendering.error
     assert text == "welcome back" and any(e.text == "welcome back" for e in rendering.elements)
     assert rendering.settled_ms == renderer.config.settle_ms
+
+
+async def test_a_page_that_only_says_it_is_leaving_is_captured_without_waiting(renderer):
+    html = (f"<html><body>{BUTTON}<script>setTimeout(() => dispatchEvent(new Event('beforeunload')), 700);"
+            "</script></body></html>")
+    rendering = await renderer.render(html)
+    assert rendering.status.value == "ok" and rendering.error == "", rendering.error
+    assert rendering.stages_timed_out == [], rendering.stages_timed_out
 
 
 async def test_a_page_that_hangs_on_the_way_back_to_the_judging_size_fails_instead_of_masking(renderer,

@@ -158,6 +158,32 @@ _LEAVING = in_page("""async (N) => {
 }""")
 
 
+async def is_leaving(page: Page) -> bool:
+    """Whether the page has started leaving its document for another (a reload, a form
+    submit). Its task queue is run twice first: a form submission only starts its navigation
+    in a task of its own. A document already gone counts as left."""
+    try:
+        return from_page(await page.evaluate(_LEAVING, to_page(None))) is True
+    except PlaywrightError as exc:
+        if not lost_its_document(exc):
+            raise
+        return True
+
+
+async def await_new_document(trace: Any, before: int, timeout_s: float) -> None:
+    """Once the page is leaving its document: wait for its navigation to be requested (one
+    requested since `before` navigations, or one still loading, is it), then for the new
+    document's load, `timeout_s` in all. A document that never finishes loading is used as it
+    stands; a navigation held back (it left the origin) leaves the old one in place."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while trace.navigations == before and trace.document_loaded.is_set() and loop.time() < deadline:
+        await asyncio.sleep(0.01)
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(trace.document_loaded.wait(), max(0.0, deadline - loop.time()))
+    trace.document_loaded.set()
+
+
 @dataclasses.dataclass
 class _PageTime:
     """What is left of the time an agent's calls on the page may take (see `LivePage.page_time`)."""
@@ -253,24 +279,12 @@ class LivePage:
     async def settles_navigation(self, timeout_s: float = 5.0) -> AsyncIterator[None]:
         """Wrap an action: if it made the page leave for a new document, the block ends once
         that document has loaded (or after `timeout_s`), so what follows measures the page the
-        user would see. The page's own task queue is run twice first: a form submission only
-        starts its navigation in a task of its own."""
+        user would see."""
         before = self.trace.navigations
         yield
-        try:
-            leaving = from_page(await self.bounded(self.page.evaluate(_LEAVING, to_page(None)), timeout_s))
-        except PlaywrightError as exc:
-            if not lost_its_document(exc):
-                raise
-            leaving = True
-        if not leaving:
-            return
-        loop = asyncio.get_running_loop()
-        with _charged(timeout_s) as limit:
-            deadline = loop.time() + limit
-            while self.trace.navigations == before and loop.time() < deadline:
-                await asyncio.sleep(0.01)
-        await self._loaded(max(0.0, deadline - loop.time()))
+        if await self.bounded(is_leaving(self.page), timeout_s):
+            with _charged(timeout_s) as limit:
+                await await_new_document(self.trace, before, limit)
 
     async def _loaded(self, timeout_s: float) -> None:
         """Wait for the document being loaded, if any (a document that never finishes loading

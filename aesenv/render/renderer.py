@@ -37,7 +37,8 @@ from pydantic import BaseModel
 
 from aesenv.render.browser import CHROMIUM_ARGS, BrowserBinary, BrowserLaunch, browser_launch, find_chromium
 from aesenv.render.inpage import ask, in_page, install_natives
-from aesenv.render.live import LivePage, Session, lost_its_document, note_page_error, stop_scripts
+from aesenv.render.live import (LivePage, Session, await_new_document, is_leaving, lost_its_document, note_page_error,
+                                stop_scripts)
 from aesenv.render.models import (ConsoleEntry, MobileProbe, PageMetrics, Rendering, RenderStatus, RequestEntry,
                                   RequestOutcome, lenient, snapshot_elements)
 from aesenv.render.settle import settle_drawing, settle_timers
@@ -217,11 +218,12 @@ _PAGE_PRELUDE = """(seed) => {
     },
   });
   // The top document notes when it starts leaving for another (a form submit, a reload), so
-  // an agent acting on the live page knows to wait for the new one.
+  // the capture and an agent acting on the live page know to wait for the new one. Only the
+  // browser's own events count: a page dispatching one itself is not leaving.
   if (self === self.top) {
-    const leaving = () => { N.state.leaving = true; };
+    const leaving = (e) => { if (e.isTrusted) N.state.leaving = true; };
     addEventListener("beforeunload", leaving, true);
-    if (self.navigation) navigation.addEventListener("navigate", (e) => { if (!e.destination.sameDocument) leaving(); });
+    if (self.navigation) navigation.addEventListener("navigate", (e) => { if (!e.destination.sameDocument) leaving(e); });
   }
 }"""
 
@@ -665,13 +667,21 @@ class Renderer:
 
     async def _settle(self, page: Page, trace: _Trace, drawing: bool) -> None:
         """A fixed slice of the page's (virtual) time after load (see `aesenv.render.settle`):
-        `drawing` is a page that draws with WebGL, which settles frame by frame."""
+        `drawing` is a page that draws with WebGL, which settles frame by frame. A page that
+        started leaving its document at the end of the slice (a reload on its last timer) is
+        captured on the document it went to, once that has loaded: capturing meanwhile would
+        race the navigation's commit. What the page started while loading is forgotten first
+        (it was held back, or the settle meets its new document)."""
+        before = trace.navigations
+        await asyncio.wait_for(is_leaving(page), self.config.snapshot_timeout_s)
         if not self.config.freeze_time:
             await page.evaluate(_THREE_FRAMES)
         elif drawing:
             await settle_drawing(page, trace, self.config)
         else:
             await settle_timers(page, trace, self.config)
+        if await asyncio.wait_for(is_leaving(page), self.config.snapshot_timeout_s):
+            await await_new_document(trace, before, self.config.navigation_timeout_s)
 
     async def _snapshot(self, page: Page, trace: _Trace) -> object:
         """Stop motion and take the snapshot (it crosses as one JSON string, see `inpage`;
