@@ -193,7 +193,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     policy = make_policy(args.policy)
     config = PipelineConfig(render=RenderConfig(online=args.online), sandbox=args.sandbox)
     summary = asyncio.run(run_and_report(tasks, policy, args.out, config=config, concurrency=args.concurrency,
-                                         title=f"aesenv demo: {policy.name} on {args.tasks}"))
+                                         title=f"aesenv demo: {policy.name} on {args.tasks}", ray=args.ray,
+                                         ray_actors=args.ray_actors))
     print(f"{summary['n_total']} episodes, mean reward {summary['reward_mean']}, "
           f"static mean {summary['static_total_mean']}, good rate {summary['good_rate']}, "
           f"infra errors {summary['n_infra_error']}")
@@ -314,6 +315,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from aesenv.rewards.service import add_ray_arguments
+
     parser = argparse.ArgumentParser(prog="aesenv", description=__doc__)
     parser.add_argument("--version", action="version", version=f"aesenv {aesenv.__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -364,6 +367,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=0)
     p.add_argument("--concurrency", type=int, default=2)
     p.add_argument("--sandbox", default="local", choices=["local", "docker"], help="where plot scripts run")
+    add_ray_arguments(p)
     p.set_defaults(fn=_cmd_demo)
 
     p = sub.add_parser("run", help="drive a multi-turn refine episode with an agent; record the trajectory "

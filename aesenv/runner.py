@@ -30,6 +30,7 @@ from aesenv.jsonl import dumps
 from aesenv.llm.client import Usage
 from aesenv.rewards import PipelineConfig, RewardPipeline, RewardRecord
 from aesenv.rewards.pipeline import Scored
+from aesenv.rewards.service import RayScorer, scorer
 from aesenv.tasks import Task
 from aesenv.trajectory import run_episode, write_trajectory
 from aesenv.policy import Agent, Policy
@@ -83,7 +84,7 @@ def claim_run(out: Path, identity: dict[str, Any], tasks: list[Any],
     path.write_text(json.dumps({"identity": identity, "tasks": hashes}, indent=1), encoding="utf-8")
 
 
-async def _answer_once(task: Task, policy: Policy, pipeline: RewardPipeline, _: Path) -> Scored:
+async def _answer_once(task: Task, policy: Policy, pipeline: RewardPipeline | RayScorer, _: Path) -> Scored:
     return await pipeline.score(task, await policy.generate(task))
 
 
@@ -105,15 +106,20 @@ EPISODES: dict[str, Callable[..., Any]] = {"single": _answer_once, "refine": _re
 async def run_episodes(tasks: list[Task], policy: Policy, out_dir: str | Path, *,
                        config: PipelineConfig | None = None, concurrency: int = 2,
                        progress: bool = True, mode: RunMode = "single",
-                       identity: dict[str, Any] | None = None) -> list[RewardRecord]:
+                       identity: dict[str, Any] | None = None, ray: str | None = None,
+                       ray_actors: int = 2) -> list[RewardRecord]:
     """`identity`: what makes two runs comparable (default: policy name, mode, pipeline config);
-    a rerun into the same directory must match it."""
+    a rerun into the same directory must match it. `ray` ("local" or a cluster address) scores
+    on a pool of `ray_actors` Ray actors (`aesenv.rewards.service`): the records are the same, so
+    a run may resume on the other path."""
     if mode not in EPISODES:
         raise ValueError(f"unknown mode {mode!r}; available: {list(EPISODES)}")
     if mode == "refine":
         if not isinstance(policy, Agent):
             raise ValueError(f"policy {policy.name!r} answers single turns only; refine mode needs an agent "
                              "(openai:<model>, hf:<model>, repair)")
+        if ray is not None:
+            raise ValueError("--ray scores single answers; a refine episode drives its own pipeline and runs locally")
     config = config or PipelineConfig()
     out = Path(out_dir)
     shots = out / "screenshots"
@@ -128,7 +134,7 @@ async def run_episodes(tasks: list[Task], policy: Policy, out_dir: str | Path, *
     write_lock = asyncio.Lock()
     episode = EPISODES[mode]
 
-    async with RewardPipeline(config) as pipeline:
+    async with scorer(config, ray, ray_actors) as pipeline:
         async def one(task: Task) -> RewardRecord:
             async with slots:
                 try:
@@ -261,12 +267,13 @@ async def run_and_report(tasks: list[Task], policy: Policy, out_dir: str | Path,
                          identity: dict[str, Any] | None = None,
                          is_good: Callable[[float], bool] = _at_least_good,
                          extend: Callable[[list[RewardRecord]], dict[str, Any]] | None = None,
-                         references: dict[str, str] | None = None) -> dict[str, Any]:
+                         references: dict[str, str] | None = None, ray: str | None = None,
+                         ray_actors: int = 2) -> dict[str, Any]:
     """`extend(records)` adds benchmark-specific keys to the summary; `references` maps a task id
     to a ground-truth image (a data URL) the report shows beside the answer."""
     start = time.perf_counter()
     records = await run_episodes(tasks, policy, out_dir, config=config, concurrency=concurrency, progress=progress,
-                                 mode=mode, identity=identity)
+                                 mode=mode, identity=identity, ray=ray, ray_actors=ray_actors)
     wall_s = time.perf_counter() - start  # this invocation's: a resumed run only timed its new items
     usage = getattr(policy, "usage", None)
     extra: dict[str, Any] = {"policy": policy.name, "mode": mode, "tasks": len(tasks)}

@@ -3,13 +3,19 @@
 Each spec is one artboard task (poster, slide, dashboard, report page) with required strings,
 ECharts charts and/or HTML tables. From a spec this module builds the task row (what
 `builtin:aescode` ships) and six pages: the correct one and five broken variants, each breaking
-exactly one requirement the way a model gets it wrong:
+exactly one requirement the way a model gets it wrong, and only the channels that should see it
+fail (the requirement's own verifier; `vgr` too where a predicate binds what broke):
 
-    missing_text  a required string paraphrased (its last word dropped)       -> text fails
-    overflow      a badge placed half past the canvas's right edge              -> boundary fails
-    static_chart  the first chart drawn as an SVG picture (inline or <img>)     -> chart fails
-    wrong_chart   one value of the first chart's first series changed           -> chart fails
-    wrong_cell    one body cell of the first table changed                      -> table fails
+    missing_text    a required string paraphrased (its last word dropped)     -> text, vgr
+    overflow        a badge placed half past the canvas's right edge           -> boundary
+    static_chart    the first chart drawn as an SVG picture (inline or <img>)  -> chart, vgr
+    wrong_chart     one value of the first chart's first series changed        -> chart
+    wrong_cell      one body cell of the first table changed                   -> table
+    wrong_order     two steps of the process swapped                           -> vgr
+    forbidden_logo  a logo the brief rules out, in the header's corner         -> vgr
+    misaligned_row  one key-figure card dropped below its row                  -> vgr
+
+Each task also carries its target design graph and VGR predicates (`Task.design`).
 
     python -m benchmarks.aescode_suite --write   # regenerate builtin/aescode.jsonl and the pages
 """
@@ -29,9 +35,13 @@ SUITE_FILE = ROOT / "aesenv" / "tasks" / "builtin" / "aescode.jsonl"
 PAGES_DIR = Path(__file__).resolve().parent / "aescode_pages"
 ECHARTS_URL = "https://cdn.jsdelivr.net/npm/echarts@5/dist/echarts.min.js"
 
-# variant -> the one channel it must fail
-VARIANTS = {"missing_text": "text", "overflow": "boundary", "static_chart": "chart",
-            "wrong_chart": "chart", "wrong_cell": "table"}
+# variant -> the channels it must fail (and no other)
+VARIANTS: dict[str, tuple[str, ...]] = {
+    "missing_text": ("text", "vgr"), "overflow": ("boundary",), "static_chart": ("chart", "vgr"),
+    "wrong_chart": ("chart",), "wrong_cell": ("table",), "wrong_order": ("vgr",), "forbidden_logo": ("vgr",),
+    "misaligned_row": ("vgr",)}
+LOGO_SVG = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64"><circle cx="32" cy="32" r="30" '
+            'fill="#444"/><path d="M18 40 L32 16 L46 40 Z" fill="#fff"/></svg>')
 
 
 @dataclass(frozen=True)
@@ -63,6 +73,7 @@ class Spec:
     tables: list[Table] = field(default_factory=list)
     kpis: list[tuple[str, str]] = field(default_factory=list)
     with_reference: bool = False
+    steps: list[str] = field(default_factory=list)  # a process shown in order, left to right
 
     @property
     def required_strings(self) -> list[str]:
@@ -81,13 +92,13 @@ SPECS: list[Spec] = [
          with_reference=True),
     Spec("poster-book-fair", "Website", "A poster for a book fair with a table of the reading stages.",
          (900, 1200), "Riverside Book Fair 2026", "Three stages, forty authors, one weekend", "Free entry all weekend",
-         ("#fbf6ee", "#2b2118", "#b5482a"),
+         ("#fbf6ee", "#2b2118", "#b5482a"), steps=["Register online", "Collect your badge", "Meet the authors", "Vote for a book"],
          tables=[Table("Reading stages", ["Stage", "Saturday", "Sunday"],
                        [["Garden", "Poetry", "Essays"], ["Library", "Crime", "History"],
                         ["Boathouse", "Children", "Travel"], ["Courtyard", "Science", "Comics"]])]),
     Spec("poster-marathon", "Website", "A city marathon poster with a line chart of the elevation profile.",
          (1080, 1350), "Harbour City Marathon", "42.195 km through six neighbourhoods", "Registration closes 1 March",
-         ("#ffffff", "#111827", "#e11d48"),
+         ("#ffffff", "#111827", "#e11d48"), steps=["Register", "Pick up your bib", "Run the course", "Collect your medal"],
          charts=[_c("line", "Elevation (m)", ["0k", "10k", "20k", "30k", "42k"], Elevation=[12, 48, 31, 65, 10])],
          kpis=[("Runners", "18,000"), ("Start", "07:00"), ("Water points", "14")], with_reference=True),
     Spec("poster-film-festival", "Website", "A film festival poster with a screening table and a bar chart of films per country.",
@@ -114,7 +125,7 @@ SPECS: list[Spec] = [
          kpis=[("Year total", "20.0 M"), ("Growth", "+18%")], with_reference=True),
     Spec("slide-roadmap", "UI Component", "A roadmap slide with a table of milestones.",
          (1280, 720), "Product Roadmap 2026", "What ships when, and who owns it", "Dates are targets, not promises",
-         ("#f8fafc", "#1e293b", "#0d9488"),
+         ("#f8fafc", "#1e293b", "#0d9488"), steps=["Discover", "Design", "Build", "Launch"],
          tables=[Table("Milestones", ["Milestone", "Quarter", "Owner"],
                        [["Offline mode", "Q1", "Mobile"], ["Team spaces", "Q2", "Platform"],
                         ["Audit log", "Q3", "Security"], ["Public API", "Q4", "Platform"]])]),
@@ -130,7 +141,7 @@ SPECS: list[Spec] = [
                     Solar=[11, 14, 18, 22, 27], Wind=[19, 21, 23, 24, 26])], with_reference=True),
     Spec("slide-hiring-plan", "UI Component", "A hiring plan slide with a bar chart of open roles by team and a table of start dates.",
          (1280, 720), "Hiring Plan for the Second Half", "Open roles by team", "Approved by the leadership team",
-         ("#ffffff", "#111111", "#9333ea"),
+         ("#ffffff", "#111111", "#9333ea"), steps=["Apply", "Interview", "Offer", "Start"],
          charts=[_c("bar", "Open roles", ["Design", "Backend", "Data", "Support"], Roles=[3, 6, 2, 4])],
          tables=[Table("Start dates", ["Team", "First start"], [["Design", "July"], ["Backend", "August"],
                                                                 ["Data", "September"], ["Support", "July"]])]),
@@ -151,7 +162,7 @@ SPECS: list[Spec] = [
          kpis=[("Revenue", "1.20 M"), ("Orders", "6,020"), ("Return rate", "3.1%")], with_reference=True),
     Spec("dashboard-support", "Data Visualization", "A support dashboard with a pie chart of tickets by channel and a table of agents.",
          (1440, 900), "Support Desk This Week", "Tickets, response times and agents", "Response times are business hours",
-         ("#ffffff", "#1f2937", "#ea580c"),
+         ("#ffffff", "#1f2937", "#ea580c"), steps=["New", "Triaged", "In progress", "Solved"],
          charts=[_c("pie", "Tickets by channel", ["Email", "Chat", "Phone"], Tickets=[540, 380, 120])],
          tables=[Table("Agents", ["Agent", "Solved", "First reply"],
                        [["Amara", "142", "14 min"], ["Jonas", "128", "19 min"], ["Keiko", "133", "11 min"],
@@ -191,7 +202,7 @@ SPECS: list[Spec] = [
                         ["08:34", "Hill Park", "2"], ["08:40", "Lakeside", "3"]])]),
     Spec("page-nutrition", "Website", "A recipe page with a nutrition table and a pie chart of macronutrients.",
          (1280, 960), "Green Lentil Soup", "Serves four, ready in forty minutes", "Values per serving",
-         ("#fffbeb", "#292524", "#65a30d"),
+         ("#fffbeb", "#292524", "#65a30d"), steps=["Rinse the lentils", "Soften the onion", "Simmer for 25 minutes", "Blend half"],
          charts=[_c("pie", "Macronutrients (g)", ["Protein", "Carbs", "Fat"], Grams=[18, 42, 9])],
          tables=[Table("Nutrition", ["Nutrient", "Amount"], [["Energy", "320 kcal"], ["Fibre", "14 g"],
                                                              ["Salt", "1.1 g"], ["Iron", "5 mg"]])],
@@ -256,6 +267,9 @@ def _table_html(table: Table) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
+_DROPPED = ' style="margin-top: 14px"'
+
+
 def page(spec: Spec, variant: str = "correct") -> str:
     """The page for `spec`: correct, or broken in the one way `variant` names."""
     if variant not in ("correct", *VARIANTS):
@@ -289,7 +303,17 @@ def page(spec: Spec, variant: str = "correct") -> str:
             scripts.append(f"echarts.init(document.getElementById('chart-{i}')).setOption({json.dumps(_option(chart))});")
         panels.append(_panel(chart.title, body))
     panels += [_panel(t.title, _table_html(t)) for t in tables]
-    kpis = "".join(f'<div class="kpi"><span>{_esc(k)}</span><strong>{_esc(v)}</strong></div>' for k, v in spec.kpis)
+    kpis = "".join(f'<div class="kpi"{_DROPPED if variant == "misaligned_row" and i == 1 else ""}><span>{_esc(k)}</span>'
+                   f'<strong>{_esc(v)}</strong></div>' for i, (k, v) in enumerate(spec.kpis))
+    steps = list(spec.steps)
+    if variant == "wrong_order":
+        steps[1], steps[2] = steps[2], steps[1]
+    process = "".join(f'<li class="step"><b>{i}</b> {_esc(step)}</li>' for i, step in enumerate(steps, start=1))
+    logo = ""
+    if variant == "forbidden_logo":
+        data = base64.b64encode(LOGO_SVG.encode()).decode()
+        logo = (f'<img class="logo" alt="{_esc(spec.title.split()[0])} logo" src="data:image/svg+xml;base64,{data}" '
+                f'style="position:absolute; top:24px; right:24px; width:56px; height:56px" />')
     portrait = height > width
     columns = 1 if portrait else min(len(panels), 3)
     badge = ('<div class="badge" style="left:' + str(width - 90) + 'px">New this year</div>'
@@ -326,6 +350,9 @@ table {{ width: 100%; border-collapse: collapse; font-size: 16px; }}
 th, td {{ text-align: left; padding: 6px 8px; border-bottom: 1px solid rgba(127, 127, 127, 0.4); }}
 th {{ color: {accent}; }}
 footer {{ font-size: 16px; }}
+.steps {{ display: flex; gap: 12px; margin: 0; padding: 0; list-style: none; }}
+.step {{ flex: 1; padding: 8px 12px; font-size: 16px; border-left: 4px solid {accent}; }}
+.step b {{ color: {accent}; margin-right: 6px; }}
 .badge {{ position: absolute; top: 40px; width: 200px; padding: 10px; text-align: center;
   background: {accent}; color: {bg}; font-weight: 700; border-radius: 8px; }}
 </style>
@@ -334,10 +361,12 @@ footer {{ font-size: 16px; }}
 <div class="frame">
 <header><h1>{_esc(title)}</h1><p>{_esc(spec.subtitle)}</p></header>
 {f'<div class="kpis">{kpis}</div>' if kpis else ""}
+{f'<ol class="steps">{process}</ol>' if process else ""}
 <main>{"".join(panels)}</main>
 <footer>{_esc(spec.footer)}</footer>
 </div>
 {badge}
+{logo}
 {init}
 </body>
 </html>
@@ -360,7 +389,60 @@ def _prompt(spec: Spec) -> str:
         rows = " | ".join(", ".join(r) for r in table.rows)
         lines.append(f'Include an HTML table "{table.title}" with the header {", ".join(table.header)} '
                      f"and the rows {rows}.")
+    if spec.kpis:
+        lines.append("Set the key figures side by side in one row: "
+                     + ", ".join(f"{k} {v}" for k, v in spec.kpis) + ".")
+    if spec.steps:
+        lines.append("Show the steps in this order, left to right: " + ", ".join(spec.steps) + ".")
+    lines.append("Do not show any logo or brand mark.")
     return " ".join(lines)
+
+
+def _design(spec: Spec) -> dict:
+    """The target graph and the predicates a reviewer of this brief would check (the
+    requirements' own, each string, chart and table there, are implied by the `vgr` channel)."""
+    nodes = [{"id": "headline", "type": "heading", "text": spec.title},
+             {"id": "subtitle", "type": "text", "text": spec.subtitle},
+             {"id": "footer", "type": "text", "text": spec.footer},
+             {"id": "logo", "type": "image", "text": "logo"}]
+    predicates = [
+        {"id": "headline-prominent", "kind": "attribute", "binds": ["headline"], "test": {"op": "most_prominent"},
+         "question": "Is the headline the most prominent text on the canvas?"},
+        {"id": "headline-then-subtitle", "kind": "relation", "binds": ["headline", "subtitle"],
+         "test": {"op": "before"}, "question": "Does the subtitle follow the headline?"},
+        {"id": "footer-closes", "kind": "global", "binds": ["footer"], "test": {"op": "last"},
+         "question": "Is the footer line the last text on the canvas?"},
+        {"id": "no-logo", "kind": "forbidden", "binds": ["logo"], "passes": "no", "test": {"op": "present"},
+         "question": "Is a logo or brand mark shown anywhere?"},
+        {"id": "one-palette", "kind": "global", "binds": ["canvas"],
+         "question": "Do the colours form one consistent palette?"}]
+    for i, chart in enumerate(spec.charts, start=1):
+        nodes += [{"id": f"chart-{i}", "type": "chart", "labels": chart.labels},
+                  {"id": f"chart-{i}-title", "type": "heading", "text": chart.title}]
+        predicates.append({"id": f"chart-{i}-titled", "kind": "subgraph", "binds": [f"chart-{i}-title", f"chart-{i}"],
+                           "test": {"op": "labels"}, "question": f'Is the {chart.kind} chart titled "{chart.title}"?'})
+    for i, table in enumerate(spec.tables, start=1):
+        nodes += [{"id": f"table-{i}", "type": "table", "header": table.header},
+                  {"id": f"table-{i}-title", "type": "heading", "text": table.title}]
+        predicates.append({"id": f"table-{i}-titled", "kind": "subgraph", "binds": [f"table-{i}-title", f"table-{i}"],
+                           "test": {"op": "labels"}, "question": f'Is the table titled "{table.title}"?'})
+    kpis = [f"kpi-{i}" for i in range(1, len(spec.kpis) + 1)]
+    nodes += [{"id": k, "type": "card", "text": label} for k, (label, _) in zip(kpis, spec.kpis)]
+    if kpis:
+        predicates += [
+            {"id": "kpis-shown", "kind": "completeness", "binds": kpis, "test": {"op": "present"},
+             "question": f"Are all {len(kpis)} key figures shown, each in its own card?"},
+            {"id": "kpis-one-row", "kind": "relation", "binds": kpis, "test": {"op": "aligned", "side": "top"},
+             "question": "Do the key-figure cards sit in one row, their top edges aligned?"}]
+    steps = [f"step-{i}" for i in range(1, len(spec.steps) + 1)]
+    nodes += [{"id": k, "type": "text", "text": step} for k, step in zip(steps, spec.steps)]
+    if steps:
+        predicates += [
+            {"id": "steps-shown", "kind": "completeness", "binds": steps, "test": {"op": "present"},
+             "question": f"Are all {len(steps)} steps of the process shown?"},
+            {"id": "steps-in-order", "kind": "relation", "binds": steps, "test": {"op": "before"},
+             "question": "Do the steps read in order: " + ", then ".join(spec.steps) + "?"}]
+    return {"nodes": nodes, "predicates": predicates}
 
 
 def _checklist(spec: Spec) -> list[dict]:
@@ -385,19 +467,25 @@ def task_row(spec: Spec) -> dict:
     requirements += [{"type": "table_data", "header": t.header, "rows": t.rows} for t in spec.tables]
     row = {"id": f"aescode-{spec.id}", "kind": "web", "category": spec.category, "prompt": _prompt(spec),
            "canvas": {"width": spec.size[0], "height": spec.size[1]}, "requirements": requirements,
-           "checklist": _checklist(spec), "source": "aesenv-aescode"}
+           "checklist": _checklist(spec), "design": _design(spec), "source": "aesenv-aescode"}
     if spec.with_reference:
         row["reference_html"] = page(spec)
     return row
 
 
 def variants_of(spec: Spec) -> list[str]:
-    """The broken variants that apply to `spec` (no chart: no chart variants; no table: no cell)."""
+    """The broken variants that apply to `spec` (no chart: no chart variants; no table: no cell;
+    no process: no order; fewer than two key figures: no row)."""
     out = ["missing_text", "overflow"]
     if spec.charts:
         out += ["static_chart", "wrong_chart"]
     if spec.tables:
         out.append("wrong_cell")
+    if len(spec.steps) >= 3:
+        out.append("wrong_order")
+    out.append("forbidden_logo")
+    if len(spec.kpis) >= 2:
+        out.append("misaligned_row")
     return out
 
 

@@ -45,6 +45,7 @@ from typing import Any
 from aesenv.render import RenderConfig
 from aesenv.rewards import PipelineConfig, RewardRecord
 from aesenv.jsonl import dumps
+from aesenv.rewards.service import add_ray_arguments
 from aesenv.runner import good_rate, load_records, rounded_mean, run_and_report
 from aesenv.tasks import Category, Task
 from aesenv.tasks.loaders import load_opendesign
@@ -131,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mode", choices=["single", "refine"], default="single")
     p.add_argument("--concurrency", type=int, default=2)
     p.add_argument("--online", action="store_true", help="let unknown hosts through to the real network")
+    add_ray_arguments(p)
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--out", required=True)
     return p
@@ -160,7 +162,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             return await run_and_report(
                 tasks, policy, args.out, config=config, concurrency=args.concurrency, progress=not args.no_progress,
                 title=f"OpenDesign: {args.policy} ({args.mode}), judge {args.judge}", mode=args.mode,
-                identity=identity, extend=extend)
+                identity=identity, extend=extend, ray=args.ray, ray_actors=args.ray_actors)
 
         summary = await once()
         retried.extend(drop_infra_records(Path(args.out)))  # our failures get one more try

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from aesenv.rewards import PipelineConfig, RewardRecord
+from aesenv.rewards.service import add_ray_arguments
 from aesenv.runner import run_and_report
 from aesenv.tasks import Task
 from aesenv.tasks.loaders import load_pandasplotbench
@@ -78,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=0)
     p.add_argument("--sandbox", default="local", choices=["local", "docker"])
     p.add_argument("--concurrency", type=int, default=2)
+    add_ray_arguments(p)
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--out", required=True)
     return p
@@ -92,7 +94,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         return await run_and_report(
             tasks, policy, args.out, config=config, concurrency=args.concurrency, progress=not args.no_progress,
             title=f"PandasPlotBench: {args.policy}, judge {args.judge}", identity=identity,
-            is_good=lambda score: score > GOOD_ABOVE, extend=plot_metrics, references=references)
+            is_good=lambda score: score > GOOD_ABOVE, extend=plot_metrics, references=references,
+            ray=args.ray, ray_actors=args.ray_actors)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,10 +1,12 @@
 """The AesCode verifier matrix: on the built-in requirement suite, the correct page passes every
-verifier, and each broken variant fails the channel it breaks and only that one.
+verifier, and each broken variant fails the channels it breaks and only those.
 
 Every page of benchmarks/aescode_pages/ goes through the reward pipeline with the verifier
 channels; a cell counts the pages of that variant on which the channel failed (status `failed`),
-over the pages where it applied. A page is right when its expected channel (none for the correct
-page) is the only one that failed and nothing was masked for our own failure.
+over the pages where it applied. A page is right when exactly its expected channels (none for
+the correct page) failed and nothing was masked for our own failure. The summary also says what
+share of the VGR predicates the parsed graph decides offline, and the design graph's size and
+parse time per page.
 
     aesenv bench verifiers --out runs/verifiers [--limit N]
 """
@@ -24,8 +26,9 @@ from aesenv.tasks import Task, load_tasks
 from aesenv.verifiers import AESCODE_CHANNELS
 from benchmarks.aescode_suite import PAGES_DIR, VARIANTS
 
-# The deterministic channels (the checklist needs a VLM and is masked offline).
-CHANNELS = [c for c in AESCODE_CHANNELS if c != "checklist"]
+# The deterministic channels (the checklist needs a VLM and is masked offline; the design graph
+# is evidence and never fails).
+CHANNELS = [c for c in AESCODE_CHANNELS if c not in ("checklist", "design_graph")]
 
 
 def pages_for(task: Task) -> dict[str, str]:
@@ -38,12 +41,15 @@ async def score_pages(pipeline: RewardPipeline, tasks: list[Task], variants: set
 
     async def one(task: Task, variant: str, text: str) -> dict[str, Any]:
         record = (await pipeline.score(task, text)).record
-        expected = VARIANTS.get(variant)
+        expected = sorted(VARIANTS.get(variant, ()))
         statuses = {name: r.status.value for name, r in record.channels.items()}
         failed = sorted(n for n, s in statuses.items() if s == "failed")
         infra = sorted(n for n, s in statuses.items() if s == "infra_error")
-        return {"task": task.id, "variant": variant, "expected_failure": expected, "failed": failed,
-                "infra": infra, "right": failed == ([expected] if expected else []) and not infra,
+        vgr, graph = record.channels.get("vgr"), record.channels.get("design_graph")
+        return {"task": task.id, "variant": variant, "expected_failures": expected, "failed": failed,
+                "infra": infra, "right": failed == expected and not infra,
+                "vgr": {k: vgr.payload.get(k) for k in ("decided", "masked", "offline_share")} if vgr else None,
+                "graph": graph.payload.get("summary") if graph and graph.counts else None,
                 "statuses": statuses, "scores": {n: r.score for n, r in record.channels.items()},
                 "aescode": record.aescode,
                 "payloads": {n: record.channels[n].payload for n in failed + infra}}
@@ -68,6 +74,21 @@ def matrix(rows: list[dict[str, Any]]) -> dict[str, dict[str, str]]:
     return out
 
 
+def graph_stats(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The VGR predicates the graph decides offline, and the graph's size and parse time per page."""
+    vgr = [r["vgr"] for r in rows if r["vgr"] and r["vgr"].get("decided") is not None]
+    graphs = [r["graph"] for r in rows if r["graph"]]
+    decided, masked = sum(v["decided"] for v in vgr), sum(v["masked"] for v in vgr)
+
+    def spread(key: str) -> dict[str, float]:
+        values = sorted(g[key] for g in graphs)
+        return {"mean": round(sum(values) / len(values), 2), "max": values[-1]} if values else {}
+
+    return {"vgr_predicates_per_page": round((decided + masked) / len(vgr), 2) if vgr else None,
+            "vgr_offline_share": round(decided / (decided + masked), 4) if vgr else None,
+            "graph_nodes": spread("nodes"), "graph_edges": spread("edges"), "graph_parse_ms": spread("parse_ms")}
+
+
 def render_table(table: dict[str, dict[str, str]], rows: list[dict[str, Any]]) -> str:
     head = f"{'page':<14}" + "".join(f"{c:>12}" for c in CHANNELS) + f"{'right':>10}"
     lines = [head]
@@ -79,7 +100,7 @@ def render_table(table: dict[str, dict[str, str]], rows: list[dict[str, Any]]) -
 
 
 async def run(tasks: list[Task]) -> list[dict[str, Any]]:
-    config = PipelineConfig(channels=CHANNELS, reward="aescode")
+    config = PipelineConfig(channels=[*CHANNELS, "design_graph"], reward="aescode")
     async with RewardPipeline(config) as pipeline:
         return await score_pages(pipeline, tasks)
 
@@ -97,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     summary = {"tasks": len(tasks), "pages": len(rows), "right": sum(r["right"] for r in rows),
                "wrong": [f"{r['task']}/{r['variant']}: failed {r['failed']} infra {r['infra']}"
                          for r in rows if not r["right"]],
-               "elapsed_s": round(time.perf_counter() - start, 1)}
+               "elapsed_s": round(time.perf_counter() - start, 1), **graph_stats(rows)}
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "verifier_matrix.json").write_text(json.dumps(
         {"summary": summary, "matrix": table, "pages": rows}, indent=1))

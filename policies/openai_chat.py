@@ -4,8 +4,11 @@ Single-turn it answers the task's prompt (`generate`); in a refine episode it is
 (`act`): the conversation so far in, one assistant message out, with native tool calls
 (`tool_mode="native"`, the tools' schemas sent as `tools`) or the text form written in the
 message (`tool_mode="text"`, for servers and models without tool calling). Only the latest
-`keep_images` screenshots are sent each turn (0 for text-only models). Transport, retries,
-backoff, rate limits and token accounting are the judge client's (`ChatClient.complete_chat`).
+`keep_images` images are sent each turn (0 for text-only models). A reference-conditioned task's
+reference is an image in the env's first user turn; a single-turn env's chat prompt with it
+(`info["messages"]` of its `reset`) is answered with `act` as well, since `generate` builds a
+text prompt from the task alone. Transport, retries, backoff, rate limits and token accounting
+are the judge client's (`ChatClient.complete_chat`).
 """
 
 from __future__ import annotations

@@ -68,7 +68,7 @@ def test_plugin_is_loaded_by_verl_through_the_entry_point():
 
 
 # (lr, clip, prompts per step) each config trains with: AesCoder's unless listed (WebCoder's).
-PAPER_SETTINGS = {"grpo_webcoder_project": (2e-6, 0.2, 16)}
+PAPER_SETTINGS = {"grpo_webcoder_project": (2e-6, 0.2, 16), "gdpo_aescode": (5e-6, 0.5, 128)}
 
 
 @pytest.mark.parametrize("name", SHIPPED)
@@ -88,6 +88,13 @@ def test_shipped_config_composes_and_passes_verl_validation(name, tiny_model, tm
     assert cfg.algorithm.adv_estimator in ("aes_grpo", "gdpo", "aes_segment_grpo")
     if cfg.algorithm.adv_estimator == "gdpo":
         assert not cfg.trainer.use_v1
+        channels = cfg.reward.custom_reward_function.reward_kwargs.get("channels")
+        if channels:  # every channel a GDPO key, and every key a channel the reward function fills
+            assert sorted(cfg.algorithm.gdpo_reward_keys) == sorted(f"aes_{c}" for c in channels)
+            from train import reward
+
+            reward.pipeline_config(**{**cfg.reward.custom_reward_function.reward_kwargs, "judge": "offline",
+                                      "allow_offline_judge": True})
     if cfg.algorithm.adv_estimator == "aes_segment_grpo":  # compacted rollouts: several samples each
         from omegaconf import OmegaConf
 

@@ -169,8 +169,10 @@ def test_rule_visual_overall_leave_out_what_does_not_count():
     channels = {"text": result(1.0), "boundary": result(0.5), "chart": ChannelResult.not_applicable("none"),
                 "table": ChannelResult.infra_error("boom"), "whitespace": result(0.0),
                 "checklist": result(0.5, {"content": 1.0, "layout": 0.0, "style": 0.5})}
-    assert aescode_scores(channels) == {"rule": 0.75, "visual": 0.5, "overall": 0.625}
-    assert AGGREGATORS["aescode"](channels) == 0.625
+    assert aescode_scores(channels) == {"rule": 0.5, "visual": 0.5, "overall": 0.5}
+    assert AGGREGATORS["aescode"](channels) == 0.5
+    with_vgr = {**channels, "execution": result(1.0), "vgr": result(0.9), "design_graph": result(0.2)}
+    assert aescode_scores(with_vgr) == {"rule": 0.625, "visual": 0.6, "overall": 0.6125}
     no_judge = {"text": result(1.0), "checklist": ChannelResult.not_applicable("offline")}
     assert aescode_scores(no_judge) == {"rule": 1.0, "visual": None, "overall": 1.0}
     assert aescode_scores({"static": result(1.0)}) is None
@@ -178,7 +180,7 @@ def test_rule_visual_overall_leave_out_what_does_not_count():
 
 # --- rendering at the canvas and the live page -----------------------------------------------------
 
-SUBSET = ("aescode-poster-film-festival", "aescode-dashboard-sales")  # portrait / reference, all variants
+SUBSET = ("aescode-poster-film-festival", "aescode-dashboard-sales", "aescode-poster-marathon")  # all variants
 
 
 @pytest.fixture(scope="module")
@@ -221,7 +223,8 @@ async def test_a_fake_chart_library_that_hangs_fails_the_page_not_the_run(render
 
 @pytest.fixture(scope="module")
 async def verifier_pipeline(renderer):
-    pipeline = RewardPipeline(PipelineConfig(channels=CHANNELS + ["checklist"], reward="aescode"), renderer=renderer)
+    pipeline = RewardPipeline(PipelineConfig(channels=CHANNELS + ["checklist", "design_graph"], reward="aescode"),
+                              renderer=renderer)
     yield pipeline
     await pipeline.linter.close()
 
@@ -230,8 +233,8 @@ def assert_matrix(rows):
     wrong = [f"{r['task']}/{r['variant']}: failed {r['failed']} infra {r['infra']}" for r in rows if not r["right"]]
     assert not wrong, wrong
     table = matrix(rows)
-    for variant, channel in aescode_suite.VARIANTS.items():
-        if variant in table:
+    for variant, channels in aescode_suite.VARIANTS.items():
+        for channel in channels:
             failed, applied = table[variant][channel].split("/")
             assert failed == applied != "0"
     assert all(cell.startswith("0/") or cell == "-" for cell in table["correct"].values())
@@ -243,7 +246,8 @@ async def test_matrix_on_a_representative_subset(verifier_pipeline, suite):
     assert_matrix(rows)
     correct = next(r for r in rows if r["variant"] == "correct" and r["task"] == "aescode-dashboard-sales")
     assert correct["statuses"]["layout"] == "ok" and correct["statuses"]["checklist"] == "not_applicable"
-    assert correct["aescode"] == {"rule": 1.0, "visual": None, "overall": 1.0}
+    assert correct["aescode"] == {"rule": 1.0, "visual": 1.0, "overall": 1.0}  # visual: vgr, offline
+    assert correct["graph"]["node_types"]["chart"] == 2 and correct["vgr"]["masked"] > 0
     static = next(r for r in rows if r["variant"] == "static_chart" and r["task"] == SUBSET[0])
     assert static["scores"]["chart"] < 1 and static["statuses"]["text"] == "ok"
 

@@ -11,6 +11,7 @@ batch metrics. It never raises for a bad sample and each sample has a deadline.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import math
@@ -21,15 +22,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from aesenv.judges import default_judge, judge_setup_problem, offline_judge_warning
 from aesenv.render import RenderConfig
 from aesenv.rewards import PipelineConfig, RewardPipeline, RewardRecord
+from aesenv.rewards.service import RayScorer
 from aesenv.tasks import Task
 
 log = logging.getLogger(__name__)
 
-_PIPELINES: dict[tuple[int, str], RewardPipeline] = {}
-_STARTING: dict[tuple[int, str], asyncio.Lock] = {}
+_PIPELINES: dict[tuple[int, str, str | None], "RewardPipeline | RayScorer"] = {}
+_STARTING: dict[tuple[int, str, str | None], asyncio.Lock] = {}
 # One slot per page the renderer holds open at once: a sample's deadline starts when it gets a
 # slot, so a long queue (veRL sends a worker many samples at once) is not mistaken for a stuck page.
-_SLOTS: dict[tuple[int, str], asyncio.Semaphore] = {}
+_SLOTS: dict[tuple[int, str, str | None], asyncio.Semaphore] = {}
 
 
 _WARNED_OFFLINE = False
@@ -60,6 +62,10 @@ class RewardOptions(BaseModel):
     gate_on_execution: bool = _PIPELINE_DEFAULTS["gate_on_execution"].default  # on in the GRPO-AR configs
     channel_timeout_s: float = Field(default=_PIPELINE_DEFAULTS["channel_timeout_s"].default, gt=0)
     deadline_s: float = Field(default=180.0, gt=0)  # per sample, counted from its render slot
+    # Score on the reward service's Ray actors ("local", "auto" or an address) instead of a pipeline in
+    # each reward worker; the workers of one run share one pool of `ray_actors` (aesenv.rewards.service).
+    ray: str | None = None
+    ray_actors: int = Field(default=2, ge=1)
 
 
 def pipeline_config(**options: Any) -> PipelineConfig:
@@ -115,17 +121,23 @@ def task_of(extra_info: dict[str, Any] | None) -> Task:
     return Task(**(json.loads(raw) if isinstance(raw, str) else raw))
 
 
-def _key(config: PipelineConfig) -> tuple[int, str]:
-    return id(asyncio.get_running_loop()), config.model_dump_json()
+def _key(config: PipelineConfig, ray: str | None = None) -> tuple[int, str, str | None]:
+    return id(asyncio.get_running_loop()), config.model_dump_json(), ray
 
 
-async def shared_pipeline(config: PipelineConfig) -> RewardPipeline:
-    """This process's started pipeline for `config` on the running loop (created once)."""
-    key = _key(config)
+async def shared_pipeline(config: PipelineConfig, ray: str | None = None,
+                          ray_actors: int = 2) -> RewardPipeline | RayScorer:
+    """This process's started pipeline for `config` on the running loop (created once); with
+    `ray`, its handle on the run's shared pool of Ray actors for `config`."""
+    key = _key(config, ray)
     if key not in _PIPELINES:
         async with _STARTING.setdefault(key, asyncio.Lock()):
             if key not in _PIPELINES:
-                pipeline = RewardPipeline(config)
+                if ray is None:
+                    pipeline: RewardPipeline | RayScorer = RewardPipeline(config)
+                else:
+                    pool = "aesenv-reward-" + hashlib.sha256(key[1].encode()).hexdigest()[:12]
+                    pipeline = RayScorer(config, actors=ray_actors, address=None if ray == "local" else ray, pool=pool)
                 await pipeline.start()
                 _PIPELINES[key] = pipeline
     return _PIPELINES[key]
@@ -153,14 +165,15 @@ def reward_fields(record: RewardRecord | None, channels: list[str]) -> dict[str,
 
 
 async def score_sample(solution_str: str, extra_info: dict[str, Any] | None, config: PipelineConfig,
-                       deadline_s: float) -> dict[str, float]:
+                       deadline_s: float, ray: str | None = None, ray_actors: int = 2) -> dict[str, float]:
     """Score one answer under a deadline (counted from when it gets a render slot); any failure
     on our side is a masked, fixed-key result."""
     record, timed_out = None, False
+    slots = config.render.concurrency * (ray_actors if ray else 1)
     try:
         task = task_of(extra_info)
-        pipeline = await shared_pipeline(config)
-        async with _SLOTS.setdefault(_key(config), asyncio.Semaphore(config.render.concurrency)):
+        pipeline = await shared_pipeline(config, ray, ray_actors)
+        async with _SLOTS.setdefault(_key(config, ray), asyncio.Semaphore(slots)):
             record = (await asyncio.wait_for(pipeline.score(task, solution_str), deadline_s)).record
     except asyncio.TimeoutError:
         timed_out = True
@@ -175,4 +188,5 @@ async def compute_score(data_source: str, solution_str: str, ground_truth: Any, 
     """veRL's custom reward function. Options come from `reward.custom_reward_function.reward_kwargs`
     and are `RewardOptions`."""
     given = reward_options(options)
-    return await score_sample(solution_str, extra_info, _pipeline_config(given), given.deadline_s)
+    return await score_sample(solution_str, extra_info, _pipeline_config(given), given.deadline_s, given.ray,
+                              given.ray_actors)

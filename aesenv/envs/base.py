@@ -1,6 +1,7 @@
 """What every aesenv environment shares, whatever its kind and mode: task picking over one
-kind's tasks, the record in `info`, NaN for our own failures, and the Gymnasium facade that runs
-an async core on a private loop thread.
+kind's tasks, the task's reference as an image in the first prompt (`with_reference`), the record
+in `info`, NaN for our own failures, and the Gymnasium facade that runs an async core on a
+private loop thread.
 
 The two modes are `single` (`aesenv.envs.single`: one scored step) and `refine`
 (`aesenv.envs.refine`: a multi-turn workspace). Each takes the kind by name, which is what a
@@ -16,11 +17,13 @@ import gymnasium as gym
 import numpy as np
 
 from aesenv.kinds import KINDS, Kind
+from aesenv.llm.client import image_part
 from aesenv.loop import LoopThread
 from aesenv.rewards import PipelineConfig, RewardPipeline, RewardRecord, Scored
 from aesenv.tasks import Task, load_tasks
 
 TaskSource = str | list[Task]
+REFERENCE_NOT_RENDERED = "\n(The reference screenshot could not be rendered on our side; reset to try again.)"
 
 
 def deterministic_view(record: RewardRecord) -> dict[str, Any]:
@@ -86,6 +89,19 @@ class AsyncKindEnv:
     def screen(self) -> bytes | None:
         """The PNG `render()` shows: the latest result's first picture."""
         return self.last.screen if self.last else None
+
+    async def with_reference(self, message: dict[str, Any], task: Task) -> dict[str, Any]:
+        """The task's user turn with its reference attached as an image (`Kind.reference`), so a
+        vision-language policy sees what it is compared with from the first observation; as it
+        was when the kind shows no reference or the task has none. When our renderer fails the
+        text says so, rather than let a caption promise an image that is not there."""
+        if not (self.kind.shows_reference and (task.reference_image or task.reference_html)):
+            return message
+        png, _ = await self.kind.reference(self.pipeline.bench, task)
+        if png is None:
+            return {**message, "content": message["content"] + REFERENCE_NOT_RENDERED}
+        caption = f"\n\n{self.kind.reference_caption}" if self.kind.reference_caption else ""
+        return {**message, "content": [{"type": "text", "text": message["content"] + caption}, image_part(png)]}
 
     async def close(self) -> None:
         if self._owns_pipeline:

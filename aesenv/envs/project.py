@@ -26,7 +26,6 @@ from aesenv.kinds import Look
 from aesenv.kinds.project import PROJECT, potential_of
 from aesenv.kinds.project.build import generated
 from aesenv.kinds.project.skills import SKILLS, skill_text
-from aesenv.llm.client import image_part
 from aesenv.tasks import Task
 from aesenv.text import shown
 
@@ -82,14 +81,6 @@ class AsyncProjectEnv(AsyncRefineEnv):
     async def reset(self, *, task: Task | str | None = None, seed: int | None = None) -> tuple[list[dict], dict]:
         messages, info = await super().reset(task=task, seed=seed)
         self.ledger = {}
-        if self.task.reference_html:
-            png, _ = await self.kind.reference(self.pipeline.bench, self.task)
-            first = messages[-1]
-            if png:
-                messages[-1] = {**first, "content": [{"type": "text", "text": first["content"]}, image_part(png)]}
-            else:  # our renderer failed: say so rather than promise an image that is not there
-                messages[-1] = {**first, "content": first["content"] + "\n(The reference screenshot could not be "
-                                                                       "rendered on our side; reset to try again.)"}
         return messages, {**info, "ledger": {}}
 
     async def step(self, action: str | dict):

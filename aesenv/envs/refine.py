@@ -6,7 +6,8 @@ generate-inspect-repair loop). The env keeps the workspace between steps; what t
 starts with, its entry file, and what a `render` shows are the task kind's (`aesenv.kinds`: a
 page renders from `index.html` with every other file served next to it; a plot task's `main.py`
 runs in the sandbox beside the task's data files), through `RewardPipeline.inspect`. Actions are tool calls (`aesenv.envs.tools`): native OpenAI function calls or the
-text form. Observations are chat messages: text, plus the screenshot or figures after a render.
+text form. Observations are chat messages: text, plus the screenshot or figures after a render
+(and the task's reference with the first prompt, `AsyncKindEnv.with_reference`).
 
 Untrusted input never escapes `step` as an exception: a malformed action is an `ActionError`
 observation, a tool call that cannot be carried out a `ToolError` one. Every file name entering
@@ -137,7 +138,8 @@ class AsyncRefineEnv(AsyncKindEnv):
             "render": self._render, "run": self._run, "submit": self._submit}
 
     def first_turn(self, task: Task) -> list[dict]:
-        """System prompt (tools and the text form) and the single-turn prompt as the user turn."""
+        """System prompt (tools and the text form) and the single-turn prompt as the user turn
+        (`reset` attaches the task's reference to it)."""
         return [{"role": "system", "content": _system_prompt(self.kind, self.tool_specs)},
                 {"role": "user", "content": self.kind.request(task)}]
 
@@ -152,10 +154,12 @@ class AsyncRefineEnv(AsyncKindEnv):
         # An empty start is worth 0; a start with files is worth what its first look shows, if the
         # agent looks before changing it (None: unknown, and segment credit falls back to broadcast).
         self._start = (self.workspace.fingerprint(), None if self.entry in self.workspace.files else 0.0)
-        self._started = time.monotonic()
-        return self.first_turn(chosen), {"task_id": chosen.id, "task": chosen.model_dump(mode="json"),
-                                         "potential": 0.0, "start_potential": self._start[1],
-                                         "tools": [t["function"]["name"] for t in self.tools]}
+        messages = self.first_turn(chosen)
+        messages[-1] = await self.with_reference(messages[-1], chosen)
+        self._started = time.monotonic()  # after the reference's render: our time, not the agent's
+        return messages, {"task_id": chosen.id, "task": chosen.model_dump(mode="json"),
+                          "potential": 0.0, "start_potential": self._start[1],
+                          "tools": [t["function"]["name"] for t in self.tools]}
 
     async def step(self, action: str | dict) -> tuple[list[dict], float, bool, bool, dict[str, Any]]:
         if self.task is None or self._done:

@@ -2,7 +2,9 @@
 
 `AsyncSingleTurnEnv` is the core for callers that run an event loop (veRL agent loops, benchmark
 runners); `SingleTurnEnv` is the Gymnasium facade. The observation is the kind's (`Kind.observe`:
-the prompt and category, and for plots the data files and their first rows).
+the prompt and category, and for plots the data files and their first rows), texts a text-only
+policy answers from. `info["messages"]` of `reset` is the chat prompt a chat policy sends
+(`Kind.chat_prompt`), with the task's reference attached as an image (`with_reference`).
 """
 
 from __future__ import annotations
@@ -28,7 +30,10 @@ class AsyncSingleTurnEnv(AsyncKindEnv):
 
     async def reset(self, task: Task) -> tuple[dict[str, str], dict[str, Any]]:
         self.task, self.last = task, None
-        return self.kind.observe(task), {"task_id": task.id, "task": task.model_dump(mode="json")}
+        messages = self.kind.chat_prompt(task)
+        messages[-1] = await self.with_reference(messages[-1], task)
+        return self.kind.observe(task), {"task_id": task.id, "task": task.model_dump(mode="json"),
+                                         "messages": messages}
 
     async def step(self, action: str | bytes) -> tuple[dict[str, str], float, bool, bool, dict[str, Any]]:
         if self.task is None:
@@ -47,7 +52,8 @@ class AsyncSingleTurnEnv(AsyncKindEnv):
 
 
 class SingleTurnEnv(KindEnv):
-    """Gymnasium facade: the observation is a dict of texts, the action the model's answer."""
+    """Gymnasium facade: the observation is a dict of texts (the chat prompt, images included, is
+    `info["messages"]`), the action the model's answer."""
 
     core_class = AsyncSingleTurnEnv
 

@@ -24,11 +24,13 @@ import gymnasium as gym
 from aesenv.artifact import Artifact, ArtifactKind, extract_artifact
 from aesenv.channels.base import Channel, Evidence
 from aesenv.kinds.page import describe_rendering, structural_score
+from aesenv.plots.vlm import decode_reference
 from aesenv.registry import Registry
 from aesenv.render import Renderer, RenderStatus
 from aesenv.sandbox.base import Sandbox
 from aesenv.specs import build_from_spec
 from aesenv.tasks import Task
+from aesenv.verifiers.reference import ReferenceRenderings
 
 # Env modes and the generic env class each is served by (strings: gym imports them on `make`), with
 # the id suffix; a kind may serve other modes or classes (`Kind.envs`).
@@ -80,6 +82,12 @@ class Kind:
     aggregator: ClassVar[str] = "paper"
     judges: ClassVar[Registry[Callable[..., Any]]]  # `offline`, `openai` ... → factory(argument, **options)
     envs: ClassVar[dict[str, tuple[str, str]]] = DEFAULT_ENVS  # mode -> (id suffix, env entry point)
+    # Whether a policy is shown the task's reference (`reference`) with its first prompt: it is
+    # what a page is compared with, so the policy must see it; a kind whose reference is the
+    # judge's hidden ground truth says no. The caption goes with the image (not with `request`,
+    # which text-only paths send without it).
+    shows_reference: ClassVar[bool] = True
+    reference_caption: ClassVar[str] = "The attached image is the reference design: match its layout and look."
 
     def __init__(self) -> None:
         self.channels: Registry[type[Channel]] = Registry(f"{self.name} reward channel")
@@ -104,6 +112,22 @@ class Kind:
     def initial_files(self, task: Task) -> dict[str, bytes]:
         """What a refine workspace starts with."""
         return {}
+
+    async def reference(self, bench: Workbench, task: Task) -> tuple[bytes | None, str]:
+        """The task's reference picture and its visible text: `reference_image` as given, else the
+        first screen of `reference_html` at the task's canvas. The page is rendered once per
+        renderer, in the cache the reference channels score against, so the policy sees the very
+        pixels it is compared with. (None, "") without a reference or when it did not render."""
+        if task.reference_image:
+            return decode_reference(task.reference_image), ""
+        if not task.reference_html:
+            return None, ""
+        references = ReferenceRenderings.of(bench.renderer)
+        await references.prepare(task, bench.renderer)
+        rendering = references.get(task)
+        if rendering is None or rendering.status is not RenderStatus.OK or not rendering.viewport_png:
+            return None, ""
+        return rendering.viewport_png, rendering.metrics.visible_text
 
     # --- answering ----------------------------------------------------------------------------
     def make_judge(self, spec: str, **options: Any) -> Any:

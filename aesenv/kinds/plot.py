@@ -49,6 +49,9 @@ class PlotKind(Kind):
     blank_frame = BLANK_FIGURE
     channel_classes = (PlotExecutionChannel, PlotStaticChannel)
     judges = PLOT_JUDGES
+    # A plot's reference image is the ground truth the VLM judge compares with (PandasPlotBench's
+    # `plots_gt`); the benchmark asks from the description, so the policy never sees it.
+    shows_reference = False
 
     def request(self, task: Task) -> str:
         return plot_request(task)

@@ -49,10 +49,12 @@ def normalized(channels: Mapping[str, ChannelResult]) -> float | None:
     return round(num / den, 6) if den else None
 
 
-# AesCode reporting: Rule is the mean of the deterministic requirement verifiers, Visual the
-# mean of the checklist's dimensions (content / layout / style pass rates), Overall their mean.
+# AesCode reporting over its seven channels: Rule is the mean of the deterministic ones
+# (execution, text, boundary, table/chart, layout, whitespace), Visual the mean of the VGR score
+# and the checklist's dimensions (content / layout / style pass rates), Overall their mean.
 # Channels that do not count (not applicable, infra_error) are left out, never scored 0.
-RULE_CHANNELS = ("text", "boundary", "table", "chart")
+RULE_CHANNELS = ("execution", "text", "boundary", "table", "chart", "layout", "whitespace")
+AESCODE_MARKERS = ("text", "boundary", "table", "chart", "vgr", "checklist")  # a record AesCode scored
 
 
 def _mean(values: list[float]) -> float | None:
@@ -62,12 +64,12 @@ def _mean(values: list[float]) -> float | None:
 def aescode_scores(channels: Mapping[str, ChannelResult]) -> dict[str, float | None] | None:
     """`{"rule", "visual", "overall"}` (each None when nothing behind it counts); None when the
     record has none of the AesCode channels."""
-    if not any(name in channels for name in (*RULE_CHANNELS, "checklist")):
+    if not any(name in channels for name in AESCODE_MARKERS):
         return None
     rule = _mean([float(channels[n].score) for n in RULE_CHANNELS if n in channels and channels[n].counts])
-    checklist = channels.get("checklist")
+    checklist, vgr = channels.get("checklist"), channels.get("vgr")
     dimensions = checklist.payload.get("dimensions", {}) if checklist is not None and checklist.counts else {}
-    visual = _mean([float(v) for v in dimensions.values()])
+    visual = _mean([float(v) for v in dimensions.values()] + ([float(vgr.score)] if vgr is not None and vgr.counts else []))
     overall = _mean([v for v in (rule, visual) if v is not None])
     return {"rule": rule, "visual": visual, "overall": overall}
 

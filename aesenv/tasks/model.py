@@ -8,6 +8,7 @@ from typing import Annotated, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from aesenv.tasks.project import ProjectSpec
+from aesenv.tasks.design import DesignTarget
 
 
 class Category(str, Enum):
@@ -99,6 +100,9 @@ class Task(BaseModel):
     # A known-good page for verifiers that compare against a reference (text-block layout,
     # whitespace distribution); rendered at the task's canvas.
     reference_html: str | None = None
+    # AesCode's target design graph and VGR predicates (`aesenv.tasks.design`); predicates the
+    # requirements imply are added to these by the `vgr` channel.
+    design: DesignTarget | None = None
     source: str = "user"
     project: ProjectSpec | None = None  # `project` tasks: how the project starts, weighted requirements
 

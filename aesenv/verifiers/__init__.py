@@ -1,7 +1,7 @@
 """AesCode's decoupled reward channels: deterministic verifiers and the VLM checklist.
 
-The channels `text`, `boundary`, `chart`, `table`, `layout`, `whitespace` and `checklist` are the
-web kind's (`aesenv.kinds.web`); select them with `PipelineConfig.channels`, e.g. `AESCODE_CHANNELS`.
+The channels `text`, `boundary`, `chart`, `table`, `layout`, `whitespace`, `vgr`, `checklist` and
+`design_graph` (evidence) are the web kind's (`aesenv.kinds.web`); select them with `PipelineConfig.channels`, e.g. `AESCODE_CHANNELS`.
 `requirement_potential` is the same checks as one number, for shaping and refine episodes.
 """
 
@@ -15,10 +15,13 @@ from aesenv.verifiers.checklist import ChecklistChannel
 from aesenv.verifiers.checks import check_boundary, check_charts, check_tables, check_text
 from aesenv.verifiers.probes import read_charts, read_tables
 from aesenv.verifiers.reference import LayoutChannel, WhitespaceChannel
+from aesenv.verifiers.vgr import DesignGraphChannel, VgrChannel
 
 VERIFIER_CHANNELS = (TextChannel, BoundaryChannel, ChartChannel, TableChannel, LayoutChannel, WhitespaceChannel,
-                     ChecklistChannel)
-AESCODE_CHANNELS = ["execution", "text", "boundary", "chart", "table", "layout", "whitespace", "checklist"]
+                     ChecklistChannel, VgrChannel, DesignGraphChannel)
+# AesCode's seven reward channels, the checklist, and the parsed design graph as evidence.
+AESCODE_CHANNELS = ["execution", "text", "boundary", "chart", "table", "layout", "whitespace", "vgr", "checklist",
+                    "design_graph"]
 
 
 async def requirement_potential(task: Task, rendering: Rendering, live: LivePage | None) -> float | None:

@@ -5,8 +5,8 @@ A workspace starts from the scaffold (`scaffold/`), with the task's files laid o
 existing project, maybe with an injected defect). An answer is the workspace's sources: the
 kind builds them in the sandbox (`build`), serves `dist/` from the renderer's virtual origin,
 and takes one census of the live page (`census`); for a reproduction it also renders the
-reference page once per task. The verifier is its three channels (`channels`) and the
-`webcoder` aggregator: R = G·(0.6·f_det + 0.4·f_vlm).
+reference page (`Kind.reference`, once per renderer). The verifier is its three channels
+(`channels`) and the `webcoder` aggregator: R = G·(0.6·f_det + 0.4·f_vlm).
 
 Φ: each requirement's score on the agent's own build, count checks left out (`measures`, kept
 as a ledger by the env); a reproduction without requirements uses the source-authoring score.
@@ -15,7 +15,6 @@ as a ledger by the env); a reproduction without requirements uses the source-aut
 from __future__ import annotations
 
 import contextlib
-import hashlib
 from collections.abc import AsyncIterator
 
 from aesenv.artifact import Artifact
@@ -49,10 +48,7 @@ class ProjectKind(Kind):
     aggregator = "webcoder"
     judges = PROJECT_JUDGES
     envs = {"refine": ("", "aesenv.envs.project:ProjectEnv")}
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._references: dict[str, tuple[bytes | None, str]] = {}
+    reference_caption = ""  # a reproduction's request says the screenshot is attached (`request`)
 
     # --- asking -------------------------------------------------------------------------------
     def request(self, task: Task) -> str:
@@ -77,18 +73,6 @@ class ProjectKind(Kind):
     def extract(self, text: str | bytes) -> Artifact:
         code = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
         return self.workspace_artifact(code)
-
-    async def reference(self, bench: Workbench, task: Task) -> tuple[bytes | None, str]:
-        """The reference page's first screen and visible text, rendered once per task."""
-        if not task.reference_html:
-            return None, ""
-        key = hashlib.sha256(f"{task.id}\0{task.reference_html}".encode()).hexdigest()
-        if key not in self._references:
-            rendering = await bench.renderer.render(task.reference_html)
-            if rendering.status is not RenderStatus.OK:
-                return None, ""  # not cached: our renderer may do better next time
-            self._references[key] = (rendering.viewport_png, rendering.metrics.visible_text)
-        return self._references[key]
 
     @contextlib.asynccontextmanager
     async def evidence(self, bench: Workbench, task: Task, artifact: Artifact, files: dict[str, bytes], *,

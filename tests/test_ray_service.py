@@ -1,0 +1,63 @@
+"""The reward service on a real local Ray cluster: two actors score a batch, one is killed
+mid-batch and every item still comes back exactly once; the records match the local path's; a
+run through the runner on Ray resumes locally."""
+
+import asyncio
+import json
+
+import pytest
+
+from aesenv.rewards import PipelineConfig, RewardPipeline
+from aesenv.rewards.service import RayScorer
+from aesenv.runner import run_episodes
+from aesenv.tasks import load_tasks
+from policies.repair import RepairPolicy
+from policies.template import TemplatePolicy
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, namespace="aesenv", include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+def comparable(record) -> dict:
+    """What must not depend on where a page was scored (timings and hosts aside)."""
+    return {"reward": record.reward, "status": record.status, "failure": record.failure,
+            "channels": {n: (c.status.value, c.score, c.raw) for n, c in record.channels.items()}}
+
+
+async def test_a_killed_actors_items_are_scored_elsewhere_exactly_once(ray_cluster):
+    tasks = load_tasks("builtin:web")[:10]
+    policy = TemplatePolicy()
+    answers = [await policy.generate(t) for t in tasks]
+    async with RayScorer(PipelineConfig(), actors=2) as scorer:
+        pids = await asyncio.gather(*(a.pid.remote() for a in scorer.actors))
+        assert len(set(pids)) == 2
+        victim = scorer.actors[0]
+        jobs = [asyncio.ensure_future(scorer.score(t, a)) for t, a in zip(tasks, answers)]
+        await asyncio.sleep(2.0)  # both actors hold items in flight (a page takes seconds here)
+        assert not all(j.done() for j in jobs)
+        ray_cluster.kill(victim)
+        results = await asyncio.gather(*jobs)
+        assert scorer.retried >= 1 and victim not in scorer.actors
+    assert [r.record.task_id for r in results] == [t.id for t in tasks]
+    assert all(r.record.status == "ok" for r in results)
+    async with RewardPipeline(PipelineConfig()) as local:
+        for task, answer, remote in list(zip(tasks, answers, results))[:3]:
+            assert comparable((await local.score(task, answer)).record) == comparable(remote.record)
+
+
+async def test_a_run_on_ray_writes_each_record_once_and_resumes_locally(ray_cluster, tmp_path):
+    tasks = load_tasks("builtin:web")[:6]
+    records = await run_episodes(tasks[:4], TemplatePolicy(), tmp_path, progress=False, ray="local", ray_actors=2)
+    assert [r.task_id for r in records] == [t.id for t in tasks[:4]]
+    again = await run_episodes(tasks, TemplatePolicy(), tmp_path, progress=False)  # the same run, locally
+    lines = [json.loads(line)["task_id"] for line in (tmp_path / "records.jsonl").read_text().splitlines()]
+    assert sorted(lines) == sorted(t.id for t in tasks) and len(again) == 6
+    with pytest.raises(ValueError, match="runs locally"):
+        await run_episodes(tasks, RepairPolicy(), tmp_path / "refine", progress=False, mode="refine", ray="local")
