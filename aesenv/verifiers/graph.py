@@ -68,10 +68,6 @@ class Box(BaseModel):
         return {"top": self.y, "bottom": self.bottom, "left": self.x, "right": self.right,
                 "center_x": self.x + self.w / 2, "center_y": self.y + self.h / 2}[name]
 
-    def contains(self, other: "Box", slack: float = 1.0) -> bool:
-        return (other.x >= self.x - slack and other.y >= self.y - slack and other.right <= self.right + slack
-                and other.bottom <= self.bottom + slack)
-
 
 class Member(BaseModel):
     """One of a group's interchangeable siblings."""

@@ -55,9 +55,10 @@ def _norm(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
-def bind(graph: DesignGraph, target: TargetNode) -> list[Bound]:
-    """Where `target` is in the candidate graph (every match, best first; empty when absent)."""
-    texts = graph.full_texts()
+def bind(graph: DesignGraph, target: TargetNode, texts: dict[str, str] | None = None) -> list[Bound]:
+    """Where `target` is in the candidate graph (every match, best first; empty when absent).
+    `texts`: the graph's `full_texts()`, when the caller binds several targets."""
+    texts = texts if texts is not None else graph.full_texts()
     wanted = _COMPATIBLE.get(target.type, {target.type})
     found: list[tuple[tuple, Bound]] = []
     for node in graph.nodes:
@@ -88,7 +89,8 @@ def bind(graph: DesignGraph, target: TargetNode) -> list[Bound]:
 
 
 def bind_all(graph: DesignGraph, target: DesignTarget) -> dict[str, list[Bound]]:
-    return {node.id: bind(graph, node) for node in target.nodes}
+    texts = graph.full_texts()
+    return {node.id: bind(graph, node, texts) for node in target.nodes}
 
 
 # --- the graph's answers -------------------------------------------------------------------------
@@ -247,7 +249,8 @@ def _reference_order(reference: Rendering, task: Task, text_nodes: list[TargetNo
     the reference page (same-row pairs say nothing about order)."""
     canvas = (task.canvas.width, task.canvas.height) if task.canvas else None
     ref_graph = parse_design_graph(reference, canvas=canvas)
-    placed = [(bind(ref_graph, n), n) for n in text_nodes]
+    texts = ref_graph.full_texts()
+    placed = [(bind(ref_graph, n, texts), n) for n in text_nodes]
     placed = sorted([(b[0].box, n) for b, n in placed if b], key=lambda pair: (pair[0].y, pair[0].x))
     out = []
     for (a_box, a), (b_box, b) in zip(placed, placed[1:]):
