@@ -178,3 +178,96 @@ async def test_a_form_that_reloads_the_page_is_seen_to_reload_every_time(rendere
         report = await _explore(renderer, UNHANDLED_FORM)
         submit = report.steps[-1]
         assert submit.verdict.score == 0 and submit.response.reloaded, submit.verdict.reason
+
+
+# The explorer's shortcuts (issue 22): they skip work only where skipping cannot change what is measured.
+STILL_PAGE = """<!doctype html><html><body style="margin:40px">
+<button id="dead" style="padding:12px">Does nothing</button>
+<button id="other" style="padding:12px">Nothing either</button>
+<button id="live" style="padding:12px" onclick="document.getElementById('out').textContent = 'Clicked!'">Works</button>
+<p id="out" style="font-size:32px"></p></body></html>"""
+TICKING_PAGE = """<!doctype html><html><body style="margin:40px">
+<button id="dead" style="padding:12px">Does nothing</button>
+<p id="clock" style="font-size:48px">0</p>
+<script>let n = 0; setInterval(() => { document.getElementById('clock').textContent = String(++n); }, 200);</script>
+</body></html>"""
+SPINNING_PAGE = """<!doctype html><html><body style="margin:40px">
+<button id="spin" style="padding:12px">Spin</button> <button id="dead" style="padding:12px">Does nothing</button>
+<div id="spinner" style="width:120px;height:120px;margin:40px;background:#0f766e"></div>
+<script>document.getElementById('spin').addEventListener('click', () => document.getElementById('spinner')
+  .animate([{ transform: 'rotate(0deg)' }, { transform: 'rotate(360deg)' }], { duration: 1000, iterations: Infinity }));
+</script></body></html>"""
+
+
+class _Counting:
+    """Counts the live page's screenshots and the labeler's passes."""
+
+    def __init__(self, monkeypatch, live):
+        from aesenv.interact import explorer
+        self.shots = 0
+        self.labels = 0
+        shoot, relabel = live.screenshot, explorer.label
+
+        async def screenshot(*args, **kwargs):
+            self.shots += 1
+            return await shoot(*args, **kwargs)
+
+        async def counted_label(*args, **kwargs):
+            self.labels += 1
+            return await relabel(*args, **kwargs)
+
+        monkeypatch.setattr(live, "screenshot", screenshot)
+        monkeypatch.setattr(explorer, "label", counted_label)
+
+
+async def _click(live, path):
+    from aesenv.interact.acting import Actor
+    labeling = await label(live)
+    actor = Actor(live)
+    await actor.start()
+    mark = next(m for m in labeling.marks if m.path == path)
+    return await actor.run(Action(kind="click", mark=mark.index), labeling)
+
+
+async def test_a_still_page_is_measured_without_an_idle_screenshot(renderer, monkeypatch):
+    async with renderer.session(STILL_PAGE) as (_, live):
+        counting = _Counting(monkeypatch, live)
+        dead = await _click(live, "#dead")
+        assert counting.shots == 2  # before and after: the idle window changed nothing, so no picture of it
+        working = await _click(live, "#live")
+    assert dead.response.idle_changed_px == 0 and not dead.response.responded
+    assert dead.after is dead.before  # not one pixel changed: one frame serves both (and is never decoded)
+    assert working.response.responded and working.response.changed_px > 100 and working.after is not working.before
+
+
+async def test_a_page_that_changes_by_itself_gets_its_idle_measured_over_a_second_window(renderer, monkeypatch):
+    async with renderer.session(TICKING_PAGE) as (_, live):
+        counting = _Counting(monkeypatch, live)
+        measured = await _click(live, "#dead")
+        assert counting.shots == 3  # the first window showed DOM changes: a second one is pictured
+    response = measured.response
+    assert response.idle_mutations > 0 and response.idle_changed_px > 0
+    assert response.mutations == 0  # the clock's node changed while idle too: not the button's doing
+    assert not response.responded
+
+
+async def test_a_running_animation_is_pictured_from_the_start_of_the_idle_window(renderer, monkeypatch):
+    async with renderer.session(SPINNING_PAGE) as (_, live):
+        await _click(live, "#spin")
+        counting = _Counting(monkeypatch, live)
+        measured = await _click(live, "#dead")
+        assert counting.shots == 3  # the page was moving when the window opened: it is pictured then
+    # An animation changes no DOM and is caught anyway.
+    assert measured.response.idle_mutations == 0 and measured.response.idle_changed_px > 0
+
+
+async def test_the_page_is_relabeled_only_after_an_interaction_changed_it(renderer, monkeypatch):
+    async with renderer.session(STILL_PAGE) as (_, live):
+        counting = _Counting(monkeypatch, live)
+        report = await OfflineExplorer(budget=3).explore(live, UI)
+    tried = [s.target for s in report.steps]
+    assert set(tried) == {"#dead", "#other", "#live"}
+    # One pass before the first interaction, and one after the only one that changed the DOM unless
+    # it was the last: the dead buttons leave the labels as they were, and a used budget needs none.
+    assert counting.labels == 1 + (tried[-1] != "#live")
+    assert [s.verdict.score for s in report.steps if s.target == "#live"] == [1]

@@ -1,4 +1,5 @@
 import asyncio
+import functools
 import time
 
 import pytest
@@ -117,3 +118,25 @@ async def test_missing_htmlhint_is_infra_error(renderer, tmp_path, monkeypatch):
     ex = rec.channels["execution"]
     assert ex.status is ChannelStatus.INFRA_ERROR and "aesenv setup" in ex.payload["reason"]
     assert rec.reward is None
+
+
+async def test_the_first_screen_is_cut_only_when_asked_for_and_travels_pickled(pipeline, monkeypatch):
+    import pickle
+
+    from aesenv.render.models import Rendering
+    cuts = []
+    cut = Rendering.viewport_png.func
+
+    def counted(rendering):
+        cuts.append(1)
+        return cut(rendering)
+
+    monkeypatch.setattr(Rendering, "viewport_png", functools.cached_property(counted))
+    Rendering.viewport_png.__set_name__(Rendering, "viewport_png")
+    tall = CLEAN.replace("</main>", '<div style="height:3000px"></div></main>')
+    scored = await pipeline.score(TASK, f"```html\n{tall}\n```")
+    assert cuts == []  # scoring alone never cuts the screen out of the full-page capture
+    sent = pickle.loads(pickle.dumps(scored))  # as a Ray actor returns it: the screen is made first
+    assert len(cuts) == 1 and sent.make_screen is None
+    assert sent.screen == scored.screen and sent.screen[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(cuts) == 1  # made once, then kept

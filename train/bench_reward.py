@@ -4,7 +4,8 @@ batch of N answers scored concurrently on one event loop in one process (one bro
     python -m train.bench_reward --pages 64            # builtin:web, template answers, offline judge
 
 Prints JSON: pages/s over the warm batch (the pipeline is started and warmed by one page first),
-the cold start, and how many samples came back valid, masked or past their deadline.
+the cold start, how many samples came back valid, masked or past their deadline, and the
+machine's 1-minute load before and after (two cores are easily shared: read rates with it).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import argparse
 import asyncio
 import json
 import math
+import os
 import time
 
 from aesenv.tasks import load_tasks
@@ -28,6 +30,7 @@ async def bench(tasks_spec: str, pages: int, judge: str, deadline_s: float, conc
     infos = [{"task": t.model_dump_json()} for t in batch]
     # Throughput, not a training reward: the offline judge is allowed here without a server.
     options = {"judge": judge, "allow_offline_judge": True, "deadline_s": deadline_s, "concurrency": concurrency}
+    load_before = os.getloadavg()[0]
     try:
         start = time.perf_counter()
         await compute_score("aesenv/web", answers[0], "", infos[0], **options)
@@ -43,7 +46,8 @@ async def bench(tasks_spec: str, pages: int, judge: str, deadline_s: float, conc
             "valid": sum(r["aes_reward_valid"] == 1.0 for r in results),
             "deadline_exceeded": sum(r["aes_deadline_exceeded"] == 1.0 for r in results),
             "mean_score": round(sum(r["score"] for r in results if math.isfinite(r["score"]))
-                                / max(1, sum(math.isfinite(r["score"]) for r in results)), 3)}
+                                / max(1, sum(math.isfinite(r["score"]) for r in results)), 3),
+            "load_1min_before": round(load_before, 2), "load_1min_after": round(os.getloadavg()[0], 2)}
 
 
 def main(argv: list[str] | None = None) -> None:

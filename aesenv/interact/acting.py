@@ -1,7 +1,10 @@
 """Perform one action on the live page and measure what it changed.
 
 Every action is measured against the page left alone: the page first idles for as long as the
-action will take (virtual time, the clock is paused otherwise), then the action runs. DOM
+action will take (virtual time, the clock is paused otherwise), then the action runs. A page that
+stays still while it idles (no DOM change, no animation, nothing that draws by itself: a canvas,
+a video, a frame) has changed no pixel either, so its idle change is known without a screenshot;
+one that moved is measured over a second idle window of the same length. DOM
 mutations count only on nodes that never changed while the page idled (so a ticking clock or an
 animation is not mistaken for a response), and pixel change must clearly exceed the idle change
 in the affected region (the canvas for game keys; the viewport minus the control itself for
@@ -14,10 +17,12 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from PIL import Image
 
+from aesenv.interact.labeling import thumbnail
 from aesenv.interact.models import Action, Box, Labeling, Mark, MarkKind, Response
 from aesenv.render.inpage import in_page
 from aesenv.render.live import LivePage
@@ -47,16 +52,23 @@ _OBSERVE = in_page("""(N, phase) => {
   }
   o.take(N.takeRecords(o.obs));
   const view = N.viewport();
-  const out = { fresh, idle: o.idleCount, act: o.actCount, hash: N.hash(), x: view.scrollX, y: view.scrollY };
+  // What changes pixels without a DOM mutation: animations and transitions under way, and
+  // elements that draw by themselves (SMIL animations and GIFs included).
+  const moving = N.animations(N.document).length > 0 || N.all(N.document,
+    "canvas, video, iframe, frame, embed, object, marquee, animate, animateTransform, animateMotion, set, " +
+    "img[src*='.gif' i], img[src^='data:image/gif' i], img[src*='.webp' i], img[src*='.apng' i]").length > 0;
+  const out = { fresh, idle: o.idleCount, act: o.actCount, hash: N.hash(), x: view.scrollX, y: view.scrollY, moving };
   o.phase = phase; o.idleCount = 0; o.actCount = 0;
   return out;
 }""")
 _PREPARE = in_page("""(N, [i, scroll]) => {
   const el = (N.state.marks || [])[i];
   if (!el || !N.isConnected(el)) return null;
+  const from = N.viewport();
   if (scroll) N.reveal(el);
-  const r = N.box(el);
-  return r.width >= 1 && r.height >= 1 ? { x: r.left, y: r.top, w: r.width, h: r.height } : null;
+  const to = N.viewport(), r = N.box(el);
+  const scrolled = to.scrollX !== from.scrollX || to.scrollY !== from.scrollY;
+  return r.width >= 1 && r.height >= 1 ? { x: r.left, y: r.top, w: r.width, h: r.height, scrolled } : null;
 }""")
 _FOCUSED = in_page("""(N) => {
   const el = N.activeElement(N.document);
@@ -85,19 +97,42 @@ class ActionFailed(RuntimeError):
     """The action could not be performed (its element is gone or hidden): not a verdict."""
 
 
+class Frame:
+    """One viewport screenshot, decoded only when a comparison or a thumbnail needs its pixels."""
+
+    def __init__(self, png: bytes) -> None:
+        self.png = png
+
+    @cached_property
+    def image(self) -> Image.Image:
+        return Image.open(io.BytesIO(self.png)).convert("RGB")
+
+    @cached_property
+    def shape(self) -> tuple[int, int]:
+        """(height, width), read from the PNG's header."""
+        width, height = Image.open(io.BytesIO(self.png)).size
+        return height, width
+
+    @cached_property
+    def pixels(self) -> np.ndarray:
+        return np.asarray(self.image)
+
+    @cached_property
+    def jpeg_b64(self) -> str:
+        """The thumbnail a record keeps."""
+        return thumbnail(self.image)
+
+
 @dataclass
 class Measured:
     response: Response
-    before_png: bytes
-    after_png: bytes
+    before: Frame
+    after: Frame  # the same object as `before` when not one pixel changed
     target: Mark | None
 
 
-def _pixels(png: bytes) -> np.ndarray:
-    return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=np.int16)
-
-
 def _region_mask(shape: tuple[int, int], include: Box | None, exclude: list[Box]) -> np.ndarray:
+    """The pixels inside `include` (all when None) and outside every `exclude`."""
     height, width = shape
     mask = np.zeros(shape, dtype=bool)
 
@@ -115,10 +150,20 @@ def _region_mask(shape: tuple[int, int], include: Box | None, exclude: list[Box]
     return mask
 
 
-def _changed(a: np.ndarray, b: np.ndarray, mask: np.ndarray) -> int:
-    if a.shape != b.shape:
-        return int(mask.sum())
-    return int(((np.abs(a - b).max(axis=2) > PIXEL_THRESHOLD) & mask).sum())
+def _change_map(a: Frame, b: Frame) -> np.ndarray | None:
+    """The pixels whose colour changed visibly from `a` to `b` (every pixel when the sizes
+    differ); None when the two screenshots are the same image (equal PNG bytes: no decoding)."""
+    if a is b or a.png == b.png:
+        return None
+    x, y = a.pixels, b.pixels
+    if x.shape != y.shape:
+        return np.ones(y.shape[:2], dtype=bool)
+    d = np.maximum(x, y) - np.minimum(x, y)  # |x - y| in uint8, without widening the arrays
+    return np.maximum(np.maximum(d[..., 0], d[..., 1]), d[..., 2]) > PIXEL_THRESHOLD
+
+
+def _count(change: np.ndarray | None, mask: np.ndarray) -> int:
+    return 0 if change is None else int(np.count_nonzero(change & mask))
 
 
 def duration_ms(action: Action) -> int:
@@ -148,13 +193,15 @@ class Actor:
         await self._idle(idle_ms)
 
     async def _target_box(self, index: int) -> Box:
+        """Scroll the element into view and return its box; a page that scrolled gets a moment
+        for its scroll handlers (a sticky header, lazy content) before the box is read again."""
         box = await self.live.ask(_PREPARE, [index, True])
+        if box is not None and box.pop("scrolled"):
+            await self.live.advance(150)
+            box = await self.live.ask(_PREPARE, [index, False])
         if box is None:
             raise ActionFailed(f"element [{index}] is gone or hidden")
-        await self.live.advance(150)
-        box = await self.live.ask(_PREPARE, [index, False])
-        if box is None:
-            raise ActionFailed(f"element [{index}] is gone or hidden")
+        box.pop("scrolled", None)
         return Box.model_validate(box)
 
     @staticmethod
@@ -193,28 +240,26 @@ class Actor:
             await live.ask(_KEY_FOCUS, keyed.index if keyed is not None else None)
         elapsed = duration_ms(action)
 
-        await live.ask(_OBSERVE, "idle")
-        idle_start = await live.screenshot()
-        if action.kind != "wait":
-            await self._idle(elapsed)
-        before = await live.screenshot()
-        state_before = await live.ask(_OBSERVE, "act")
+        idle_start, before, state_before = await self._left_alone(action, elapsed)
         errors_before = len(live.page_errors)
 
         async with live.settles_navigation():
             await self._perform(action, target, point)
 
         state_after = await live.ask(_OBSERVE, "idle")
-        after = await live.screenshot()
-        a0, a1, a2 = _pixels(idle_start), _pixels(before), _pixels(after)
-        mask = _region_mask(a1.shape[:2], include, exclude)
+        after = Frame(await live.screenshot())
+        if after.png == before.png:
+            after = before
+        change = _change_map(before, after)
+        shape = before.shape
+        mask = _region_mask(shape, include, exclude)
         response = Response(
             mutations=0 if state_after["fresh"] else state_after["act"],
             idle_mutations=state_before["idle"],
-            changed_px=_changed(a1, a2, mask),
-            idle_changed_px=0 if action.kind == "wait" else _changed(a0, a1, mask),
-            own_changed_px=_changed(a1, a2, _region_mask(a1.shape[:2], own, [])) if own is not None else 0,
-            region_px=int(mask.sum()),
+            changed_px=_count(change, mask),
+            idle_changed_px=0 if idle_start is None else _count(_change_map(idle_start, before), mask),
+            own_changed_px=_count(change, _region_mask(shape, own, [])) if own is not None else 0,
+            region_px=int(np.count_nonzero(mask)),
             region="canvas" if include is not None else ("viewport minus the control" if exclude else "viewport"),
             scrolled=abs(state_after["x"] - state_before["x"]) > 20 or abs(state_after["y"] - state_before["y"]) > 20,
             hash_changed=state_after["hash"] != state_before["hash"],
@@ -222,6 +267,27 @@ class Actor:
             new_errors=[e[:300] for e in live.page_errors[errors_before:] if e not in self.idle_errors][:5],
         )
         return Measured(response, before, after, target)
+
+    async def _left_alone(self, action: Action, elapsed: int) -> tuple[Frame | None, Frame, dict]:
+        """Let the page idle for `elapsed` and return the screenshot it started from (None when it
+        stayed still: its idle change is 0, see the module), the one it ended on, and the
+        observer's state then. A page that moved is measured over a second window."""
+        live = self.live
+        if action.kind == "wait":  # waiting is the action: there is no idle to compare with
+            await live.ask(_OBSERVE, "idle")
+            return None, Frame(await live.screenshot()), await live.ask(_OBSERVE, "act")
+        start = await live.ask(_OBSERVE, "idle")
+        idle_start = Frame(await live.screenshot()) if start["moving"] else None
+        await self._idle(elapsed)
+        before = Frame(await live.screenshot())
+        state = await live.ask(_OBSERVE, "act")
+        if idle_start is None and (state["idle"] or state["moving"]):
+            await live.ask(_OBSERVE, "idle")
+            idle_start = before
+            await self._idle(elapsed)
+            before = Frame(await live.screenshot())
+            state = await live.ask(_OBSERVE, "act")
+        return idle_start, before, state
 
     async def _perform(self, action: Action, target: Mark | None, point: tuple[float, float] | None) -> None:
         live, page = self.live, self.live.page

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from aesenv.interact.acting import ActionFailed, Actor, Measured
-from aesenv.interact.labeling import label, thumbnail
+from aesenv.interact.labeling import label
 from aesenv.interact.models import Action, InteractionReport, Labeling, Mark, MarkKind, Response, Step, Verdict
 from aesenv.render.live import LivePage, PageFault
 from aesenv.tasks import Category, Task
@@ -147,11 +147,17 @@ def measured_verdict(response: Response) -> Verdict:
                                    f"{response.region} (idle: {response.idle_changed_px}), no scroll")
 
 
+def _page_changed(response: Response | None) -> bool:
+    """Whether the page's document or scroll position changed since it was labeled."""
+    return response is not None and bool(response.mutations or response.idle_mutations or response.reloaded
+                                          or response.scrolled or response.hash_changed)
+
+
 def step_record(action: Action, measured: Measured, verdict: Verdict, *, target: str = "", thought: str = "") -> Step:
     mark = measured.target
     return Step(action=action.describe(), target=target or (mark.path if mark else "page"),
                 target_text=mark.text if mark else "", verdict=verdict, response=measured.response,
-                before_jpeg_b64=thumbnail(measured.before_png), after_jpeg_b64=thumbnail(measured.after_png),
+                before_jpeg_b64=measured.before.jpeg_b64, after_jpeg_b64=measured.after.jpeg_b64,
                 thought=thought)
 
 
@@ -205,6 +211,11 @@ class OfflineExplorer:
             if any(s.verdict.scored for s in steps):
                 episode.scored += 1
                 episode.kinds_done.append(option.kind)
+            if episode.scored >= self.budget:
+                continue  # the episode ends here: nothing to label for
+            if not any(_page_changed(s.response) for s in steps):
+                opened = False  # the page is as it was labeled: the labels still hold
+                continue
             before = {m.path for m in labeling.marks if m.in_overlay}
             labeling = await label(live)
             opened = any(m.in_overlay and m.path not in before for m in labeling.marks)

@@ -99,10 +99,10 @@ def draw_marks(screenshot: bytes, labeling: Labeling) -> bytes:
     return out.getvalue()
 
 
-def thumbnail(screenshot: bytes, width: int = 240, quality: int = 50) -> str:
-    """A small JPEG (base64) for records: enough to see what happened, a few KB."""
-    image = Image.open(io.BytesIO(screenshot)).convert("RGB")
-    image.thumbnail((width, width * 2))
+def thumbnail(image: Image.Image, width: int = 240, quality: int = 50) -> str:
+    """A small JPEG (base64) of a screenshot for records: enough to see what happened, a few KB."""
+    image = image.convert("RGB")  # a copy: the caller's image is left as it is
+    image.thumbnail((width, width * 2), reducing_gap=2.0)
     out = io.BytesIO()
     image.save(out, "JPEG", quality=quality, optimize=True)
     return base64.b64encode(out.getvalue()).decode("ascii")

@@ -157,7 +157,7 @@ class VlmAgent:
             view = [intro, {"type": "text", "text": "Your plan:\n" + "\n".join(f"- {p}" for p in report.plan)}]
             if previous is not None:
                 view += [{"type": "text", "text": "The viewport before your previous action:"},
-                         image_part(_jpeg(previous[1].before_png), "image/jpeg"),
+                         image_part(_jpeg(previous[1].before.png), "image/jpeg"),
                          {"type": "text", "text": "The viewport now:"}]
             view += self._view(labeling, draw_marks(shot, labeling))
             view.append({"type": "text", "text": TURN_ASK.format(previous=note, scored=scored, budget=self.budget)})

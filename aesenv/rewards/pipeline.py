@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import platform
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
 from importlib import metadata
 from typing import Any
 
@@ -39,7 +41,20 @@ class Scored:
     artifact: Artifact
     plot: PlotRun | None = None
     picture: bytes | None = None  # the PNG a report shows (a page's full-page screenshot, a plot's first figure)
-    screen: bytes | None = None  # the PNG `render()` shows (a page's first screen, a plot's first figure)
+    # Makes the PNG `render()` shows (a page's first screen, a plot's first figure) when first asked
+    # for: cutting a screen out of a full-page capture costs more than most channels, and a
+    # training reward never looks at it.
+    make_screen: Callable[[], bytes | None] | None = field(default=None, repr=False)
+
+    @cached_property
+    def screen(self) -> bytes | None:
+        return self.make_screen() if self.make_screen is not None else None
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (sent from a Ray actor) with the screen made: the maker holds the evidence."""
+        state = {**self.__dict__, "screen": self.screen}
+        state["make_screen"] = None
+        return state
 
 
 def _version(dist: str) -> str:
@@ -150,7 +165,7 @@ class RewardPipeline:
         timings["total"] = _ms(start)
         record = self._record(kind, evidence, channels, timings, gate)
         return Scored(record=record, rendering=evidence.rendering, artifact=artifact, plot=evidence.plot,
-                      picture=kind.picture(evidence), screen=next(iter(kind.images(evidence)), None))
+                      picture=kind.picture(evidence), make_screen=lambda: next(iter(kind.images(evidence)), None))
 
     async def inspect(self, task: Task, code: str, files: dict[str, bytes], *, budget_chars: int = 12_000) -> Look:
         """What an agent is shown of a workspace (`code`: its entry file, `files`: the rest): the
