@@ -260,8 +260,13 @@ async def _main(argv: list[str]) -> int:
 
 
 # --- the whole suite (slow) ---------------------------------------------------------------------
+# Each runs every task of the suite end to end (16 task runs for the first: about 4 minutes on a
+# quiet 2-core machine), so they get a deadline of their own above the default 300 s.
+WHOLE_SUITE_TIMEOUT_S = 900
+
 
 @pytest.mark.slow
+@pytest.mark.timeout(WHOLE_SUITE_TIMEOUT_S)
 async def test_the_reference_agent_meets_every_item_and_doing_nothing_scores_zero(tmp_path):
     reference = await webdev.run(webdev.build_parser().parse_args(
         ["--policy", "webdev-reference", "--out", str(tmp_path / "reference"), "--no-progress"]))
@@ -276,6 +281,7 @@ async def test_the_reference_agent_meets_every_item_and_doing_nothing_scores_zer
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(WHOLE_SUITE_TIMEOUT_S)
 async def test_the_openai_chat_policy_runs_the_suite_with_an_llm_user(tmp_path, openai_server, monkeypatch):
     """The model and the user are the scripted server (a stand-in for a remote model): as the
     agent it plays the reference implementation through native tool calls; as the user (no
