@@ -271,3 +271,22 @@ async def test_the_page_is_relabeled_only_after_an_interaction_changed_it(render
     # it was the last: the dead buttons leave the labels as they were, and a used budget needs none.
     assert counting.labels == 1 + (tried[-1] != "#live")
     assert [s.verdict.score for s in report.steps if s.target == "#live"] == [1]
+
+
+def _form(gap_px: int, works: bool) -> str:
+    handler = "document.getElementById('out').textContent = 'Thanks, ' + document.getElementById('n').value;" if works else ""
+    return f"""<!doctype html><html><body style="margin:40px"><h1>Contact</h1><p id="out">Write to us.</p>
+<form onsubmit="event.preventDefault(); {handler}">
+<input id="n" placeholder="Name"><div style="height:{gap_px}px"></div>
+<input id="m" type="email" placeholder="Email"><div style="height:{gap_px}px"></div>
+<button id="send" type="submit">Send</button></form></body></html>"""
+
+
+@pytest.mark.parametrize("works", [True, False])
+async def test_a_form_in_one_view_is_measured_once_and_a_taller_one_field_by_field(renderer, works):
+    short, tall = await _explore(renderer, _form(20, works)), await _explore(renderer, _form(1400, works))
+    for report, reason in ((short, "measured together with the submit"), (tall, "the submit is still to come")):
+        typed, submit = report.steps[:2], report.steps[2]
+        assert [s.verdict.reason for s in typed] == [f"typed; {reason}"] * 2, report.steps
+        assert submit.target == "#send" and submit.verdict.score == (1 if works else 0), submit.verdict
+    assert not short.steps[0].response and short.steps[0].before_jpeg_b64  # one measurement, on the submit

@@ -130,3 +130,19 @@ async def test_online_mode_lets_requests_through_and_logs_them():
         rendering = await r.render("<html><body><img src='http://127.0.0.1:9/x.png' alt='' /></body></html>")
     outcomes = {q.url: q.outcome for q in rendering.requests}
     assert outcomes["http://127.0.0.1:9/x.png"] is RequestOutcome.NETWORK
+
+
+async def test_our_page_scripts_use_the_kept_natives_and_bring_their_own_where_none_were_kept(renderer):
+    from aesenv.render.inpage import NATIVES_JS, ask, in_page
+
+    script = in_page("(N, x) => ({ sum: x + 1, tag: N.tag(N.body(N.document)) })")
+    assert NATIVES_JS not in script  # 12 KB of source not sent on every call
+    async with renderer.session("<body><p>kept</p></body>") as (_, live):
+        assert await live.ask(script, 1) == {"sum": 2, "tag": "BODY"}
+    context = await renderer._browser.new_context()
+    try:
+        bare = await context.new_page()  # no prelude: nothing kept
+        await bare.set_content("<body><p>bare</p><script>window.__aesenv__ = undefined;</script></body>")
+        assert await ask(bare, script, 41) == {"sum": 42, "tag": "BODY"}
+    finally:
+        await context.close()

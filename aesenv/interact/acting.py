@@ -68,7 +68,8 @@ _PREPARE = in_page("""(N, [i, scroll]) => {
   if (scroll) N.reveal(el);
   const to = N.viewport(), r = N.box(el);
   const scrolled = to.scrollX !== from.scrollX || to.scrollY !== from.scrollY;
-  return r.width >= 1 && r.height >= 1 ? { x: r.left, y: r.top, w: r.width, h: r.height, scrolled } : null;
+  const inside = r.left >= 0 && r.top >= 0 && r.left + r.width <= to.width && r.top + r.height <= to.height;
+  return r.width >= 1 && r.height >= 1 ? { x: r.left, y: r.top, w: r.width, h: r.height, scrolled, inside } : null;
 }""")
 _FOCUSED = in_page("""(N) => {
   const el = N.activeElement(N.document);
@@ -105,7 +106,8 @@ class Frame:
 
     @cached_property
     def image(self) -> Image.Image:
-        return Image.open(io.BytesIO(self.png)).convert("RGB")
+        image = Image.open(io.BytesIO(self.png))
+        return image if image.mode == "RGB" else image.convert("RGB")  # Chromium's PNGs are RGB: no copy
 
     @cached_property
     def shape(self) -> tuple[int, int]:
@@ -192,17 +194,19 @@ class Actor:
         await self.live.ask(_OBSERVE, "idle")
         await self._idle(idle_ms)
 
-    async def _target_box(self, index: int) -> Box:
-        """Scroll the element into view and return its box; a page that scrolled gets a moment
-        for its scroll handlers (a sticky header, lazy content) before the box is read again."""
-        box = await self.live.ask(_PREPARE, [index, True])
+    async def _target_box(self, index: int, scroll: bool = True) -> tuple[Box, bool]:
+        """The element's box and whether it lies wholly in the viewport. With `scroll` it is
+        scrolled into view first, and a page that scrolled gets a moment for its scroll handlers
+        (a sticky header, lazy content) before the box is read again."""
+        box = await self.live.ask(_PREPARE, [index, scroll])
         if box is not None and box.pop("scrolled"):
             await self.live.advance(150)
             box = await self.live.ask(_PREPARE, [index, False])
         if box is None:
             raise ActionFailed(f"element [{index}] is gone or hidden")
         box.pop("scrolled", None)
-        return Box.model_validate(box)
+        inside = bool(box.pop("inside", False))
+        return Box.model_validate(box), inside
 
     @staticmethod
     def _canvas(labeling: Labeling) -> Mark | None:
@@ -211,40 +215,59 @@ class Actor:
 
     async def run(self, action: Action, labeling: Labeling) -> Measured:
         """Perform `action` and measure the page's response to it."""
+        measured = await self.run_together([action], labeling)
+        assert measured is not None  # one action always fits its own view
+        return measured
+
+    async def run_together(self, actions: list[Action], labeling: Labeling) -> Measured | None:
+        """Perform `actions` one after another as one interaction (fill a form's fields, then
+        submit it) and measure the page's response to them all at once: one idle window as long
+        as they take, one frame before and one after. The elements are scrolled into view once,
+        for the first; None (nothing done yet but that scroll) when the others do not then lie
+        wholly in the viewport: they are measured one by one instead, each in its own view."""
         live, page = self.live, self.live.page
-        target = labeling.by_index(action.mark) if action.mark is not None else None
-        if action.mark is not None and target is None:
-            raise ActionFailed(f"there is no element [{action.mark}]")
+        aims: list[tuple[Mark | None, tuple[float, float] | None]] = []
         include: Box | None = None
         own: Box | None = None  # the control itself, measured apart (see `Response.responded`)
         exclude: list[Box] = []
-        point: tuple[float, float] | None = None
-        if target is not None:
-            box = await self._target_box(target.index)
-            point = (box.x + box.w / 2, box.y + box.h / 2)
-            if target.kind is MarkKind.CANVAS:
-                include = box
-            elif target.kind is not MarkKind.CHOICE:
-                own = box.inflated(6)
-                exclude.append(own)
-            # The element that loses focus to this one restyles itself: not a response either.
+        for position, action in enumerate(actions):
+            target = labeling.by_index(action.mark) if action.mark is not None else None
+            if action.mark is not None and target is None:
+                raise ActionFailed(f"there is no element [{action.mark}]")
+            point: tuple[float, float] | None = None
+            if target is not None:
+                box, inside = await self._target_box(target.index, scroll=position == 0)
+                if position > 0 and not inside:
+                    return None
+                point = (box.x + box.w / 2, box.y + box.h / 2)
+                if target.kind is MarkKind.CANVAS:
+                    include = box
+                elif target.kind is not MarkKind.CHOICE:
+                    own = box.inflated(6)
+                    exclude.append(own)
+            elif action.kind == "key":
+                canvas = self._canvas(labeling)
+                include = canvas.box if canvas is not None else None
+            aims.append((target, point))
+        first_target, first_point = aims[0]
+        if first_target is not None:
+            # The element that loses focus to the first one restyles itself: not a response either.
             focused = await live.ask(_FOCUSED)
-            if focused is not None and target.kind is not MarkKind.CANVAS:
+            if focused is not None and first_target.kind is not MarkKind.CANVAS:
                 exclude.append(Box.model_validate(focused).inflated(6))
-            await live.bounded(page.mouse.move(*point))
-        elif action.kind == "key":
-            canvas = self._canvas(labeling)
-            include = canvas.box if canvas is not None else None
+            await live.bounded(page.mouse.move(*first_point))
+        elif actions[0].kind == "key":
             keyed = next((m for m in labeling.marks if m.kind is MarkKind.CANVAS and
                           any(t.startswith("key") for t in m.listeners)), None)
             await live.ask(_KEY_FOCUS, keyed.index if keyed is not None else None)
-        elapsed = duration_ms(action)
+        elapsed = sum(duration_ms(action) for action in actions)
 
-        idle_start, before, state_before = await self._left_alone(action, elapsed)
+        idle_start, before, state_before = await self._left_alone(actions[0], elapsed)
         errors_before = len(live.page_errors)
 
         async with live.settles_navigation():
-            await self._perform(action, target, point)
+            for action, (target, point) in zip(actions, aims):
+                await self._perform(action, target, point)
 
         state_after = await live.ask(_OBSERVE, "idle")
         after = Frame(await live.screenshot())
@@ -266,7 +289,7 @@ class Actor:
             reloaded=bool(state_after["fresh"]),
             new_errors=[e[:300] for e in live.page_errors[errors_before:] if e not in self.idle_errors][:5],
         )
-        return Measured(response, before, after, target)
+        return Measured(response, before, after, aims[-1][0])
 
     async def _left_alone(self, action: Action, elapsed: int) -> tuple[Frame | None, Frame, dict]:
         """Let the page idle for `elapsed` and return the screenshot it started from (None when it

@@ -238,22 +238,31 @@ class OfflineExplorer:
     async def _fill_and_submit(self, actor: Actor, labeling: Labeling, option: Candidate,
                                episode: _Episode) -> list[Step]:
         """Type into every field of the form (not scored), then submit (scored on everything the
-        typing and the submit changed outside the fields themselves)."""
+        typing and the submit changed outside the fields themselves). A form that fits one view
+        is measured once, over the typing and the submit together; a taller one field by field."""
+        lone = option.mark is None  # a field alone: typing ends with Enter and is the interaction
+        typing = [Action(kind="type", mark=index, text=_text_for(labeling.by_index(index)), enter=lone)
+                  for index in option.fields]
+        if lone:
+            episode.actions += 1
+            measured = await actor.run(typing[0], labeling)
+            return [step_record(typing[0], measured, measured_verdict(measured.response))]
+        submit = Action(kind="click", mark=option.mark)
+        measured = await actor.run_together([*typing, submit], labeling)
+        if measured is not None:
+            episode.actions += len(typing) + 1
+            typed = Verdict(score=None, reason="typed; measured together with the submit")
+            fields = [labeling.by_index(action.mark) for action in typing]
+            return [*(Step(action=action.describe(), target=field.path, target_text=field.text, verdict=typed,
+                           before_jpeg_b64=measured.before.jpeg_b64) for action, field in zip(typing, fields)),
+                    step_record(submit, measured, measured_verdict(measured.response))]
         steps: list[Step] = []
         combined: Response | None = None
-        lone = option.mark is None  # a field alone: typing ends with Enter and is the interaction
-        for index in option.fields:
-            mark = labeling.by_index(index)
-            action = Action(kind="type", mark=index, text=_text_for(mark), enter=lone)
+        for action in [*typing, submit]:
             episode.actions += 1
             measured = await actor.run(action, labeling)
             combined = measured.response if combined is None else combined.merged(measured.response)
-            if lone:
-                return [step_record(action, measured, measured_verdict(combined))]
-            steps.append(step_record(action, measured, Verdict(score=None, reason="typed; the submit is still to come")))
-        action = Action(kind="click", mark=option.mark)
-        episode.actions += 1
-        measured = await actor.run(action, labeling)
-        combined = measured.response if combined is None else combined.merged(measured.response)
-        steps.append(step_record(action, measured, measured_verdict(combined)))
+            verdict = (measured_verdict(combined) if action is submit
+                       else Verdict(score=None, reason="typed; the submit is still to come"))
+            steps.append(step_record(action, measured, verdict))
         return steps

@@ -101,8 +101,10 @@ def draw_marks(screenshot: bytes, labeling: Labeling) -> bytes:
 
 def thumbnail(image: Image.Image, width: int = 240, quality: int = 50) -> str:
     """A small JPEG (base64) of a screenshot for records: enough to see what happened, a few KB."""
-    image = image.convert("RGB")  # a copy: the caller's image is left as it is
-    image.thumbnail((width, width * 2), reducing_gap=2.0)
+    scale = min(1.0, width / image.width, 2 * width / image.height)
+    size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
+    # A new image (the caller's is left as it is), box-reduced first, then resampled.
+    small = image.resize(size, Image.Resampling.BICUBIC, reducing_gap=2.0)
     out = io.BytesIO()
-    image.save(out, "JPEG", quality=quality, optimize=True)
+    (small if small.mode == "RGB" else small.convert("RGB")).save(out, "JPEG", quality=quality, optimize=True)
     return base64.b64encode(out.getvalue()).decode("ascii")

@@ -114,7 +114,7 @@ def _decode_png(data: bytes | None) -> np.ndarray | None:
         from PIL import Image
 
         with Image.open(io.BytesIO(data)) as im:
-            return np.asarray(im.convert("RGB"))
+            return np.asarray(im if im.mode == "RGB" else im.convert("RGB"))  # Chromium's PNGs are RGB: no copy
     except Exception:  # noqa: BLE001 - an unreadable screenshot is judged as "no screenshot"
         return None
 

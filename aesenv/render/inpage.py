@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from importlib import resources
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from playwright.async_api import Page
@@ -23,10 +24,30 @@ NATIVES_JS = (resources.files("aesenv.render") / "natives.js").read_text()
 NATIVES = f"(window.{KEY} || ({NATIVES_JS})(window))"
 
 
+# What a script of ours answers on a document the prelude never ran in: it is sent again with
+# the natives' source, which it then runs first (12 KB more to send and parse on every call).
+NO_NATIVES = "\u0000aesenv: no natives"
+_KEPT_NATIVES = f"(window.{KEY})"
+
+
 def in_page(script: str) -> str:
     """`(json) => script(N, arg)`, answering in JSON: a script of ours as `page.evaluate` runs
-    it, given `to_page(arg)`."""
-    return f"(arg) => ((N) => N.reply(({script})(N, N.parse(arg))))({NATIVES})"
+    it, given `to_page(arg)`. It reads the natives the prelude kept; `run` resends it with
+    their source where there are none."""
+    return f"(arg) => ((N) => N ? N.reply(({script})(N, N.parse(arg))) : {json.dumps(NO_NATIVES)}){_KEPT_NATIVES}"
+
+
+def _taking_natives(script: str) -> str:
+    """An `in_page` script that takes the natives at call time when none were kept."""
+    return script[: -len(_KEPT_NATIVES)] + f"({NATIVES})"
+
+
+async def run(evaluate: Callable[[str, str], Awaitable[Any]], script: str, arg: Any = None) -> Any:
+    """Run an `in_page` script through `evaluate(script, json_arg)` and return its answer."""
+    answer = await evaluate(script, to_page(arg))
+    if answer == NO_NATIVES:
+        answer = await evaluate(_taking_natives(script), to_page(arg))
+    return from_page(answer)
 
 
 def to_page(arg: Any) -> str:
@@ -41,7 +62,7 @@ def from_page(answer: Any) -> Any:
 
 async def ask(page: Page, script: str, arg: Any = None) -> Any:
     """Run an `in_page` script on `page` (unbounded: callers bound it) and return its answer."""
-    return from_page(await page.evaluate(script, to_page(arg)))
+    return await run(page.evaluate, script, arg)
 
 
 def install_natives() -> str:

@@ -35,7 +35,7 @@ from typing import Any, NamedTuple, TypeVar
 from playwright.async_api import Error as PlaywrightError, Page
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
-from aesenv.render.inpage import ask, from_page, in_page, to_page
+from aesenv.render.inpage import ask, in_page, run
 from aesenv.render.models import Rendering
 
 T = TypeVar("T")
@@ -163,7 +163,7 @@ async def is_leaving(page: Page) -> bool:
     submit). Its task queue is run twice first: a form submission only starts its navigation
     in a task of its own. A document already gone counts as left."""
     try:
-        return from_page(await page.evaluate(_LEAVING, to_page(None))) is True
+        return await ask(page, _LEAVING) is True
     except PlaywrightError as exc:
         if not lost_its_document(exc):
             raise
@@ -343,7 +343,7 @@ class LivePage:
     async def ask(self, script: str, arg: Any = None, timeout_s: float = 5.0) -> Any:
         """Run one of our in-page scripts (`aesenv.render.inpage.in_page`: it reads the page
         only through the natives) and return its answer, read from JSON."""
-        return from_page(await self.evaluate(script, to_page(arg), timeout_s))
+        return await run(lambda source, json_arg: self.evaluate(source, json_arg, timeout_s), script, arg)
 
     async def alive(self) -> bool:
         """Whether the page still answers (not crashed, not closed)."""
