@@ -241,8 +241,8 @@ class OfflineExplorer:
         typing and the submit changed outside the fields themselves). A form that fits one view
         is measured once, over the typing and the submit together; a taller one field by field."""
         lone = option.mark is None  # a field alone: typing ends with Enter and is the interaction
-        typing = [Action(kind="type", mark=index, text=_text_for(labeling.by_index(index)), enter=lone)
-                  for index in option.fields]
+        fields = [labeling.by_index(index) for index in option.fields]
+        typing = [Action(kind="type", mark=field.index, text=_text_for(field), enter=lone) for field in fields]
         if lone:
             episode.actions += 1
             measured = await actor.run(typing[0], labeling)
@@ -252,7 +252,6 @@ class OfflineExplorer:
         if measured is not None:
             episode.actions += len(typing) + 1
             typed = Verdict(score=None, reason="typed; measured together with the submit")
-            fields = [labeling.by_index(action.mark) for action in typing]
             return [*(Step(action=action.describe(), target=field.path, target_text=field.text, verdict=typed,
                            before_jpeg_b64=measured.before.jpeg_b64) for action, field in zip(typing, fields)),
                     step_record(submit, measured, measured_verdict(measured.response))]

@@ -13,8 +13,8 @@ objects, both ways, looks names up in the page, and a page's global `class Map` 
 from __future__ import annotations
 
 import json
-from importlib import resources
 from collections.abc import Awaitable, Callable
+from importlib import resources
 from typing import Any
 
 from playwright.async_api import Page
