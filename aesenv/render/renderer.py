@@ -41,7 +41,7 @@ from aesenv.render.live import (LivePage, Session, await_new_document, is_leavin
                                 stop_scripts)
 from aesenv.render.models import (ConsoleEntry, MobileProbe, PageMetrics, Rendering, RenderStatus, RequestEntry,
                                   RequestOutcome, lenient, snapshot_elements)
-from aesenv.render.settle import settle_drawing, settle_timers
+from aesenv.render.settle import settle_drawing, settle_timers, within_a_frame
 from aesenv.render.vendor import library_usage
 from aesenv.render.watchdog import MemoryWatchdog
 
@@ -671,17 +671,24 @@ class Renderer:
         started leaving its document at the end of the slice (a reload on its last timer) is
         captured on the document it went to, once that has loaded: capturing meanwhile would
         race the navigation's commit. What the page started while loading is forgotten first
-        (it was held back, or the settle meets its new document)."""
+        (it was held back, or the settle meets its new document). The look at whether it is
+        leaving waits behind the page's main thread, which on a drawing page can be busy with a
+        frame for seconds: it is bounded frame by frame too."""
         before = trace.navigations
-        await asyncio.wait_for(is_leaving(page), self.config.snapshot_timeout_s)
+        await self._leaving(page, trace, drawing)
         if not self.config.freeze_time:
             await page.evaluate(_THREE_FRAMES)
         elif drawing:
             await settle_drawing(page, trace, self.config)
         else:
             await settle_timers(page, trace, self.config)
-        if await asyncio.wait_for(is_leaving(page), self.config.snapshot_timeout_s):
+        if await self._leaving(page, trace, drawing):
             await await_new_document(trace, before, self.config.navigation_timeout_s)
+
+    async def _leaving(self, page: Page, trace: _Trace, drawing: bool) -> bool:
+        if drawing:
+            return await within_a_frame(is_leaving(page), trace, self.config)
+        return await asyncio.wait_for(is_leaving(page), self.config.snapshot_timeout_s)
 
     async def _snapshot(self, page: Page, trace: _Trace) -> object:
         """Stop motion and take the snapshot (it crosses as one JSON string, see `inpage`;

@@ -73,14 +73,14 @@ async def settle_drawing(page: Page, trace: SettleTrace, config: SettleConfig) -
     first: how long that takes says what a frame costs. (A page that draws from a timer instead
     of animation frames draws on every tick of it; only its frames' deadlines apply.)"""
     began = time.perf_counter()
-    first = await _within_a_frame(_drawn(page), trace, config)
+    first = await within_a_frame(_drawn(page), trace, config)
     cost = time.perf_counter() - began
     start, frames = time.perf_counter(), first
     while (frames - first < config.webgl_settle_frames - 1
            and trace.settled_ms + 2 * FRAME_MS <= config.settle_ms
            and time.perf_counter() - start + cost <= config.webgl_settle_budget_s):
         began, before = time.perf_counter(), frames
-        frames = await _within_a_frame(_run_and_draw(page, FRAME_MS, trace), trace, config)
+        frames = await within_a_frame(_run_and_draw(page, FRAME_MS, trace), trace, config)
         trace.settled_ms += FRAME_MS
         trace.settle_frames = frames - first
         cost = time.perf_counter() - began
@@ -88,12 +88,12 @@ async def settle_drawing(page: Page, trace: SettleTrace, config: SettleConfig) -
             break
     rest = config.settle_ms - trace.settled_ms
     if rest > 0:
-        frames = await _within_a_frame(_run_and_draw(page, rest, trace, hold_ms=rest - FRAME_MS), trace, config)
+        frames = await within_a_frame(_run_and_draw(page, rest, trace, hold_ms=rest - FRAME_MS), trace, config)
         trace.settled_ms += rest
         trace.settle_frames = frames - first
 
 
-async def _within_a_frame(call, trace: SettleTrace, config: SettleConfig):
+async def within_a_frame(call, trace: SettleTrace, config: SettleConfig):
     """Wait for one frame of the page: `webgl_frame_timeout_s`, and past that for as long as
     the GPU process is seen drawing (busy for `GPU_BUSY_SHARE` of the time since the last look,
     every `CHECK_S`), up to `webgl_frame_max_s`. A frame that takes longer, or that nothing is
