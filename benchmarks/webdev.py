@@ -4,8 +4,10 @@ Each composite task of the suite (default `benchmarks/webdev_suite`, see `aesenv
 runs as one session (`aesenv.webdev.session`): requirements revealed round by round, the
 simulated user's gate after each delivery (`--user offline` or `openai:<model>`), terminal
 acceptance on the hidden checklist at the end. Tasks run concurrently up to `--concurrency`, with
-a progress bar; records are appended to `DIR/records.jsonl` as tasks finish, and a rerun into the
-same DIR skips the tasks already graded (one that failed on the policy's or our side runs again);
+a progress bar: here, or with `--ray [ADDRESS]` as whole tasks on a pool of `--ray-actors` Ray
+actors (each with its own policy, pipeline, user and grader; the records are the same). Records
+are appended to `DIR/records.jsonl` as tasks finish, and a rerun into the same DIR skips the
+tasks already graded (one that failed on the policy's or our side runs again), here or on Ray;
 a rerun with another policy, user or suite content is refused (`aesenv.runner.claim_run`).
 
 Policies: any agent (`openai:<model>` with OPENAI_BASE_URL, `hf:<path>`), and the scripted
@@ -21,23 +23,25 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import hashlib
 import html
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, AsyncIterator, Awaitable, Callable
 
 from tqdm import tqdm
 
 from aesenv.rewards import PipelineConfig, RewardPipeline
+from aesenv.rewards.service import RayPool, add_ray_arguments
 from aesenv.runner import claim_run, load_records
 from aesenv.text import safe_name
 from aesenv.trajectory import write_trajectory
 from aesenv.webdev.gate import make_user
 from aesenv.webdev.graders import make_grader
 from aesenv.webdev.metrics import METRICS, suite_metrics
-from aesenv.webdev.session import SECONDS_PER_REQUIREMENT, WebdevRecord, run_task
+from aesenv.webdev.session import SECONDS_PER_REQUIREMENT, TaskRun, WebdevRecord, run_task
 from aesenv.webdev.tasks import CompositeTask, load_suite
 from benchmarks.runs import opened_policy
 
@@ -66,26 +70,82 @@ def summarize(records: list[WebdevRecord], *, policy: str, user: str, wall_s: fl
     }
 
 
+def worker_spec(args: argparse.Namespace) -> dict[str, Any]:
+    """What a task runs with, here or on a Ray actor (and what a rerun into the same DIR must match)."""
+    return {"benchmark": "webdev", "policy": args.policy, "user": args.user, "grader": args.grader,
+            "seconds_per_requirement": args.seconds_per_requirement}
+
+
+@contextlib.asynccontextmanager
+async def opened_runner(spec: dict[str, Any]) -> AsyncIterator[Callable[[CompositeTask], Awaitable[TaskRun]]]:
+    """`run(task)` with one policy, pipeline, simulated user and grader for every task."""
+    user, grader = make_user(spec["user"]), make_grader(spec["grader"])
+    try:
+        async with opened_policy(spec["policy"]) as agent, RewardPipeline(PipelineConfig()) as pipeline:
+            async def run_one(task: CompositeTask) -> TaskRun:
+                return await run_task(task, agent, pipeline, user, grader=grader,
+                                      seconds_per_requirement=spec["seconds_per_requirement"])
+            yield run_one
+    finally:
+        for model_facing in (user, grader):
+            close = getattr(model_facing, "close", None)
+            if close is not None:
+                await close()
+
+
+class WebdevWorker:
+    """A Ray actor that runs whole tasks with its own `opened_runner`, opened on its first task
+    (an actor's constructor cannot await)."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.spec = spec
+        self._stack = contextlib.AsyncExitStack()
+        self._run: Callable[[CompositeTask], Awaitable[TaskRun]] | None = None
+        self._starting = asyncio.Lock()
+
+    async def run(self, task: CompositeTask) -> TaskRun:
+        async with self._starting:
+            if self._run is None:
+                self._run = await self._stack.enter_async_context(opened_runner(self.spec))
+        return await self._run(task)
+
+    async def close(self) -> None:
+        self._run = None
+        await self._stack.aclose()
+
+
+@contextlib.asynccontextmanager
+async def task_runner(spec: dict[str, Any], ray: str | None, actors: int) -> AsyncIterator[Callable]:
+    """`run(task)` here, or with `ray` ("local" or a cluster address) on a pool of `actors`
+    `WebdevWorker`s: a task whose actor dies runs again on a replacement, and its record is
+    written once, by this process."""
+    if ray is None:
+        async with opened_runner(spec) as run_one:
+            yield run_one
+        return
+    async with RayPool(WebdevWorker, spec, actors=actors, address=None if ray == "local" else ray) as pool:
+        yield lambda task: pool.call("run", task, label=f"webdev task {task.id}")
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     tasks = load_suite(args.suite, [t for t in args.tasks.split(",") if t] or None)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    claim_run(out, {"benchmark": "webdev", "policy": args.policy, "user": args.user, "grader": args.grader,
-                    "seconds_per_requirement": args.seconds_per_requirement}, tasks, fingerprint)
+    spec = worker_spec(args)
+    claim_run(out, spec, tasks, fingerprint)
     records_path = out / "records.jsonl"
     done = {i: r for i, r in load_records(records_path, WebdevRecord).items() if r.status == "ok"}
     todo = [t for t in tasks if t.id not in done]
     started = time.monotonic()
     bar = tqdm(total=len(tasks), initial=len(tasks) - len(todo), desc="webdev tasks", unit="task",
                disable=args.no_progress)
-    slots, lock = asyncio.Semaphore(args.concurrency), asyncio.Lock()
-    user, grader = make_user(args.user), make_grader(args.grader)
+    pipelines = args.ray_actors if args.ray is not None else 1
+    slots, lock = asyncio.Semaphore(args.concurrency * pipelines), asyncio.Lock()
     try:
-        async with opened_policy(args.policy) as agent, RewardPipeline(PipelineConfig()) as pipeline:
+        async with task_runner(spec, args.ray, args.ray_actors) as run_one:
             async def one(task: CompositeTask) -> None:
                 async with slots:
-                    result = await run_task(task, agent, pipeline, user, grader=grader,
-                                            seconds_per_requirement=args.seconds_per_requirement)
+                    result = await run_one(task)
                 name = safe_name(task.id)
                 shots = out / "screenshots" / name
                 shots.mkdir(parents=True, exist_ok=True)
@@ -101,10 +161,6 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             await asyncio.gather(*(one(t) for t in todo))
     finally:
         bar.close()
-        for model_facing in (user, grader):
-            close = getattr(model_facing, "close", None)
-            if close is not None:
-                await close()
     final = load_records(records_path, WebdevRecord)
     records = [final[t.id] for t in tasks if t.id in final]
     summary = summarize(records, policy=args.policy, user=args.user, wall_s=time.monotonic() - started)
@@ -172,7 +228,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "that operates the app)")
     p.add_argument("--suite", default=str(SUITE), help="a suite folder (one sub-folder per task)")
     p.add_argument("--tasks", default="", help="comma-separated task ids (default: the whole suite)")
-    p.add_argument("--concurrency", type=int, default=1)
+    p.add_argument("--concurrency", type=int, default=1, help="tasks at once per pipeline (with --ray: per actor)")
+    add_ray_arguments(p)
     p.add_argument("--seconds-per-requirement", type=float, default=SECONDS_PER_REQUIREMENT,
                    help="the task's wall-time budget per requirement, gate included (default %(default)s)")
     p.add_argument("--no-progress", action="store_true")

@@ -1,6 +1,7 @@
 """The reward service on a real local Ray cluster: two actors score a batch, one is killed
 mid-batch and every item still comes back exactly once; the records match the local path's; a
-run through the runner on Ray resumes locally."""
+run through the runner on Ray resumes locally; Webdev-Bench runs whole tasks on Ray actors, and a
+killed actor's task runs again elsewhere and is recorded once."""
 
 import asyncio
 import json
@@ -11,6 +12,7 @@ from aesenv.rewards import PipelineConfig, RewardPipeline
 from aesenv.rewards.service import RayScorer
 from aesenv.runner import run_episodes
 from aesenv.tasks import load_tasks
+from benchmarks import webdev
 from policies.repair import RepairPolicy
 from policies.template import TemplatePolicy
 
@@ -61,3 +63,44 @@ async def test_a_run_on_ray_writes_each_record_once_and_resumes_locally(ray_clus
     assert sorted(lines) == sorted(t.id for t in tasks) and len(again) == 6
     with pytest.raises(ValueError, match="runs locally"):
         await run_episodes(tasks, RepairPolicy(), tmp_path / "refine", progress=False, mode="refine", ray="local")
+
+
+WEBDEV_TASKS = "desc-habits,ref-pricing"
+
+
+def _webdev_args(out, *more: str):
+    return webdev.build_parser().parse_args(["--policy", "webdev-reference", "--tasks", WEBDEV_TASKS,
+                                             "--out", str(out), "--no-progress", *more])
+
+
+def _graded(out) -> dict:
+    """Each record's outcome by task, and how many lines the task has (a record written twice shows)."""
+    lines = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
+    return {r["task_id"]: (sum(x["task_id"] == r["task_id"] for x in lines), r["status"], r["metrics"], r["end"])
+            for r in lines}
+
+
+@pytest.mark.timeout(600)
+async def test_webdev_tasks_run_whole_on_ray_and_a_killed_actors_task_runs_again_once(ray_cluster, tmp_path,
+                                                                                     monkeypatch):
+    local = await webdev.run(_webdev_args(tmp_path / "local"))
+    assert local["n"] == 2 and local["metrics"]["RS"] == 1.0, local["tasks"]
+    pools: list = []
+
+    class KillingPool(webdev.RayPool):
+        async def start(self) -> None:
+            await super().start()
+            pools.append(self)
+
+            async def kill_soon() -> None:
+                await asyncio.sleep(8.0)  # both actors are inside a task (a task takes tens of seconds)
+                ray_cluster.kill(self.actors[0])
+            self._killer = asyncio.ensure_future(kill_soon())
+
+    monkeypatch.setattr(webdev, "RayPool", KillingPool)
+    on_ray = await webdev.run(_webdev_args(tmp_path / "ray", "--ray", "--ray-actors", "2"))
+    assert pools[0].retried >= 1, "the killed actor held no task"
+    assert _graded(tmp_path / "ray") == _graded(tmp_path / "local")
+    assert on_ray["metrics"] == local["metrics"]
+    again = await webdev.run(_webdev_args(tmp_path / "ray"))  # resumed here: nothing left to run
+    assert _graded(tmp_path / "ray") == _graded(tmp_path / "local") and again["n"] == 2

@@ -1,5 +1,6 @@
 """The reward service on Ray: actors that each hold a started `RewardPipeline` (its browser pool,
-sandbox and judges), behind the same `score(task, answer)` a local pipeline has.
+sandbox and judges), behind the same `score(task, answer)` a local pipeline has; `RayPool`, the
+same pool for any actor class (Webdev-Bench's task workers).
 
 veRL already runs on Ray, so a cluster a trainer uses can score rewards and benchmark runs
 without another scheduler. Work goes to the actor with the fewest items in flight; an item
@@ -62,29 +63,32 @@ class ScoringActor:
             self.pipeline = None
 
 
-class RayScorer:
-    """`score` on a pool of `actors` Ray actors (see the module). `address`: a running cluster
-    (`auto`, `ray://host:10001`), else a local one is started with `num_cpus`. `pool` names a
-    pool several processes share (each opens it, none closes it: its actors live as long as the
-    process that started them); without one the pool is this scorer's own, closed with it."""
+class RayPool:
+    """A pool of `actors` Ray actors of one class, each built from `init` (see the module).
+    `call(method, ...)` goes to the actor with the fewest calls in flight; a call whose actor
+    died goes to a replacement, up to `max_retries` times. `address`: a running cluster (`auto`,
+    `ray://host:10001`), else a local one is started with `num_cpus`. `pool` names a pool several
+    processes share (each opens it, none closes it: its actors live as long as the process that
+    started them); without one the pool is this object's own, closed with it. Actors close with
+    their own `close()`."""
 
-    def __init__(self, config: PipelineConfig | None = None, *, actors: int = 2, address: str | None = None,
+    def __init__(self, actor_class: type, init: dict[str, Any], *, actors: int = 2, address: str | None = None,
                  pool: str | None = None, num_cpus: int | None = None, cpus_per_actor: float = 1.0,
                  max_retries: int = MAX_RETRIES) -> None:
         if actors < 1:
-            raise ValueError("a Ray reward service needs at least one actor")
-        self.config = config or PipelineConfig()
+            raise ValueError("a Ray pool needs at least one actor")
+        self.actor_class, self.init = actor_class, init
         self.actors_wanted, self.address, self.num_cpus = actors, address, num_cpus
         self.cpus_per_actor, self.max_retries = cpus_per_actor, max_retries
         self.shared = pool is not None
-        self.pool = pool or f"aesenv-reward-{os.getpid()}-{id(self):x}"
+        self.pool = pool or f"aesenv-{actor_class.__name__.lower()}-{os.getpid()}-{id(self):x}"
         self._actors: list[Any] = []
         self._in_flight: list[int] = []
         self._generation = 0  # replacement actors get fresh names
         self.retried = 0
         self._lock = asyncio.Lock()
 
-    async def __aenter__(self) -> "RayScorer":
+    async def __aenter__(self) -> "RayPool":
         await self.start()
         return self
 
@@ -105,16 +109,17 @@ class RayScorer:
 
     def _actor(self, name: str) -> Any:
         ray = _ray()
-        remote = ray.remote(ScoringActor).options(name=name, namespace=NAMESPACE, get_if_exists=True,
-                                                  num_cpus=self.cpus_per_actor, max_concurrency=64)
-        return remote.remote(self.config.model_dump(mode="json"))
+        remote = ray.remote(self.actor_class).options(name=name, namespace=NAMESPACE, get_if_exists=True,
+                                                      num_cpus=self.cpus_per_actor, max_concurrency=64)
+        return remote.remote(self.init)
 
     @property
     def actors(self) -> list[Any]:
-        """The live actor handles (a test kills one to see its items rescored elsewhere)."""
+        """The live actor handles (a test kills one to see its calls go elsewhere)."""
         return list(self._actors)
 
-    async def score(self, task: Task, answer: str | bytes, *, files: dict[str, bytes] | None = None) -> Scored:
+    async def call(self, method: str, *args: Any, label: str = "a call") -> Any:
+        """`method(*args)` on the least-loaded actor, on a replacement if that one dies."""
         ray = _ray()
         last: Exception | None = None
         for _ in range(self.max_retries + 1):
@@ -122,17 +127,17 @@ class RayScorer:
             actor = self._actors[slot]
             self._in_flight[slot] += 1
             try:
-                return await actor.score.remote(task, answer, files)
+                return await getattr(actor, method).remote(*args)
             except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError) as exc:
                 last = exc
                 self.retried += 1
                 await self._replace(slot, actor)
             finally:
                 self._in_flight[slot] = max(0, self._in_flight[slot] - 1)
-        raise RuntimeError(f"scoring {task.id} failed on {self.max_retries + 1} actors in a row: {last}")
+        raise RuntimeError(f"{label} failed on {self.max_retries + 1} actors in a row: {last}")
 
     async def _replace(self, slot: int, dead: Any) -> None:
-        """A fresh actor where `dead` was (once, however many of its items noticed)."""
+        """A fresh actor where `dead` was (once, however many of its calls noticed)."""
         async with self._lock:
             if self._actors[slot] is dead:
                 self._generation += 1
@@ -147,6 +152,18 @@ class RayScorer:
                 pass  # already gone
             ray.kill(actor)
         self._actors = []
+
+
+class RayScorer(RayPool):
+    """`score` on a pool of `ScoringActor`s, the local pipeline's call on Ray; `pool_options`
+    are `RayPool`'s (actors, address, pool, ...)."""
+
+    def __init__(self, config: PipelineConfig | None = None, **pool_options: Any) -> None:
+        self.config = config or PipelineConfig()
+        super().__init__(ScoringActor, self.config.model_dump(mode="json"), **pool_options)
+
+    async def score(self, task: Task, answer: str | bytes, *, files: dict[str, bytes] | None = None) -> Scored:
+        return await self.call("score", task, answer, files, label=f"scoring {task.id}")
 
 
 def add_ray_arguments(parser: Any) -> None:
