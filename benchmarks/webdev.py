@@ -34,7 +34,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 from tqdm import tqdm
 
 from aesenv.rewards import PipelineConfig, RewardPipeline
-from aesenv.rewards.service import RayPool, add_ray_arguments
+from aesenv.rewards.service import RayPool, add_ray_arguments, ray_address
 from aesenv.runner import claim_run, load_records
 from aesenv.text import safe_name
 from aesenv.trajectory import write_trajectory
@@ -123,7 +123,7 @@ async def task_runner(spec: dict[str, Any], ray: str | None, actors: int) -> Asy
         async with opened_runner(spec) as run_one:
             yield run_one
         return
-    async with RayPool(WebdevWorker, spec, actors=actors, address=None if ray == "local" else ray) as pool:
+    async with RayPool(WebdevWorker, spec, actors=actors, address=ray_address(ray)) as pool:
         yield lambda task: pool.call("run", task, label=f"webdev task {task.id}")
 
 

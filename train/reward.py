@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from aesenv.judges import default_judge, judge_setup_problem, offline_judge_warning
 from aesenv.render import RenderConfig
 from aesenv.rewards import PipelineConfig, RewardPipeline, RewardRecord
-from aesenv.rewards.service import RayScorer
+from aesenv.rewards.service import RayScorer, ray_address
 from aesenv.tasks import Task
 
 log = logging.getLogger(__name__)
@@ -137,7 +137,7 @@ async def shared_pipeline(config: PipelineConfig, ray: str | None = None,
                     pipeline: RewardPipeline | RayScorer = RewardPipeline(config)
                 else:
                     pool = "aesenv-reward-" + hashlib.sha256(key[1].encode()).hexdigest()[:12]
-                    pipeline = RayScorer(config, actors=ray_actors, address=None if ray == "local" else ray, pool=pool)
+                    pipeline = RayScorer(config, actors=ray_actors, address=ray_address(ray), pool=pool)
                 await pipeline.start()
                 _PIPELINES[key] = pipeline
     return _PIPELINES[key]

@@ -173,8 +173,13 @@ def add_ray_arguments(parser: Any) -> None:
     parser.add_argument("--ray-actors", type=int, default=2, help="actors in the --ray pool (each holds a pipeline)")
 
 
+def ray_address(option: str) -> str | None:
+    """The cluster a `--ray` / `ray` option names: None (start a local one) for "local"."""
+    return None if option == "local" else option
+
+
 def scorer(config: PipelineConfig, ray: str | None = None, actors: int = 2) -> RewardPipeline | RayScorer:
     """The local pipeline, or with `ray` ("local" or a cluster address) a Ray pool of `actors`."""
     if ray is None:
         return RewardPipeline(config)
-    return RayScorer(config, actors=actors, address=None if ray == "local" else ray)
+    return RayScorer(config, actors=actors, address=ray_address(ray))
