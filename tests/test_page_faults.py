@@ -169,27 +169,22 @@ async def test_a_page_too_slow_for_the_channel_deadline_fails_its_interactions(r
     assert record.status == "ok"
 
 
-def test_the_page_is_told_apart_from_us():
-    from aesenv.render.live import page_exception
+async def test_fault_follows_the_world_the_code_ran_in_never_the_names_it_carries(renderer):
+    """A throw in the page's own world is the page's, whatever its stack is named (even after
+    Playwright's own frames); a throw in our world is ours; the page going away is neither."""
+    from aesenv.render import PageThrew
+    from aesenv.render.inpage import WorldScriptError
 
-    def error(message: str) -> PlaywrightError:
-        return PlaywrightError(message)
-
-    page = error("Clock.run_for: ReferenceError: planet is not defined\n"
-                 "    at https://artifact.aesenv.invalid/index.html:6:21\n"
-                 "    at ClockController._callFirstTimer (<anonymous>:290:20)")
-    assert page_exception(page) == "ReferenceError: planet is not defined"
-    ours = error("Page.evaluate: TypeError: Cannot read properties of null (reading 'length')\n"
-                 "    at eval (eval at evaluate (:370:30), <anonymous>:1:40)\n"
-                 "    at UtilityScript.evaluate (<anonymous>:377:18)")
-    assert page_exception(ours) is None
-    for gone in ("Page.evaluate: Target page, context or browser has been closed", "Clock.run_for: Target crashed ",
-                 "Page.evaluate: Protocol error (Runtime.callFunctionOn): Session closed."):
-        assert page_exception(error(gone)) is None, gone
-    # A page's own error that happens to say "closed" is still the page's.
-    said = error("Clock.run_for: Error: the dialog has been closed\n"
-                 "    at close (https://artifact.aesenv.invalid/index.html:3:9)")
-    assert page_exception(said) == "Error: the dialog has been closed"
+    html = ("<html><body><p>x</p><script>window.echarts = { getInstanceByDom: function UtilityScript() {"
+            " throw new TypeError('at UtilityScript.evaluate (<anonymous>:377:18)'); } };</script></body></html>")
+    async with renderer.session(html) as (_, live):
+        with pytest.raises(PageThrew, match="UtilityScript"):
+            await live.evaluate_in_page("() => window.echarts.getInstanceByDom(document.body)")
+        with pytest.raises(PageThrew):  # a thrown primitive that names a closed target is still a throw
+            await live.evaluate_in_page("() => { throw 'Target page, context or browser has been closed'; }")
+        with pytest.raises(WorldScriptError, match="Cannot read properties of null"):
+            await live.evaluate("() => { const marks = null; return marks.length; }")
+        assert await live.evaluate("() => typeof window.echarts") == "undefined"  # our world sees none of its globals
 
 
 async def test_a_page_that_crashes_is_its_failure_not_a_thrown_error(renderer):

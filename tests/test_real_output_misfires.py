@@ -129,7 +129,9 @@ async def test_a_snapshot_entry_that_fails_validation_is_reset_or_left_out_and_n
     corrupting = ("(...args) => { const snap = (" + real + ")(...args);"
                   " snap.elements[0].id = { nested: true }; snap.elements[1].font_size = 'large';"
                   " snap.elements[3].x = 'left'; return snap; }")
-    monkeypatch.setitem(renderer_module._JS, "snapshot.js", corrupting)
+    monkeypatch.setattr(renderer_module, "_SNAPSHOT", renderer_module.in_page(
+        "(N, opts) => ({freeze})(N) && ({snapshot})(N, opts)".format(freeze=renderer_module._JS["freeze_animations.js"],
+                                                                  snapshot=corrupting)))
     scored = await pipeline.score(UI, f"<html><body><h1>Title</h1><p>Text</p>{BUTTON}</body></html>")
     rendering = scored.rendering
     assert scored.record.status == "ok"

@@ -132,17 +132,22 @@ async def test_online_mode_lets_requests_through_and_logs_them():
     assert outcomes["http://127.0.0.1:9/x.png"] is RequestOutcome.NETWORK
 
 
-async def test_our_page_scripts_use_the_kept_natives_and_bring_their_own_where_none_were_kept(renderer):
-    from aesenv.render.inpage import NATIVES_JS, ask, in_page
+async def test_our_page_scripts_run_in_our_world_with_their_natives_installed_once_per_document(renderer):
+    from aesenv.render.inpage import NATIVES_JS, World, in_page
 
     script = in_page("(N, x) => ({ sum: x + 1, tag: N.tag(N.body(N.document)) })")
-    assert NATIVES_JS not in script  # 12 KB of source not sent on every call
+    assert NATIVES_JS not in script  # 12 KB of source not sent on every call: the world keeps it
     async with renderer.session("<body><p>kept</p></body>") as (_, live):
         assert await live.ask(script, 1) == {"sum": 2, "tag": "BODY"}
     context = await renderer._browser.new_context()
     try:
-        bare = await context.new_page()  # no prelude: nothing kept
-        await bare.set_content("<body><p>bare</p><script>window.__aesenv__ = undefined;</script></body>")
-        assert await ask(bare, script, 41) == {"sum": 42, "tag": "BODY"}
+        bare = await context.new_page()  # no prelude, and a page that claims our key for itself
+        await bare.set_content("<body><p>bare</p><script>window.__aesenv__ = {reply: () => '\"forged\"'};</script></body>")
+        world = World(await context.new_cdp_session(bare))
+        assert await world.ask(script, 41) == {"sum": 42, "tag": "BODY"}
+        await bare.goto("data:text/html,<body><p>again</p></body>")  # a new document: a new world on the next call
+        with pytest.raises(Exception, match="Cannot find context"):
+            await world.ask(script, 1)
+        assert await world.ask(script, 2) == {"sum": 3, "tag": "BODY"}
     finally:
         await context.close()

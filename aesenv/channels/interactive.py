@@ -20,6 +20,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from aesenv.interact.agents import Interactor, interactor_for, make_interactor
 from aesenv.llm.client import ClientConfig, JudgeError
+from aesenv.render.inpage import WorldScriptError
 from aesenv.render.live import PageFault
 from aesenv.channels.base import Channel, ChannelContext, ChannelResult, ChannelStatus, Evidence, Need
 from aesenv.specs import parse_spec
@@ -89,6 +90,9 @@ class InteractiveChannel(Channel):
             return ChannelResult.infra_error(f"interaction agent {self.agent.name} failed: {exc}")
         except PageFault as exc:  # an agent that does not end its episode on one itself
             return self.failed(f"{exc.stop}: {exc}", agent=self.agent.name, page_errors=_thrown_since(rendering, live))
+        except WorldScriptError as exc:  # a script of ours broke in our own world
+            log.warning("interaction failed on our side: %s", exc)
+            return ChannelResult.infra_error(f"our page script failed during interaction: {exc}")
         except PlaywrightError as exc:
             if live.trace.crashed:
                 return self.failed("the page crashed while it was being used", agent=self.agent.name)

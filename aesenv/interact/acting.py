@@ -23,7 +23,7 @@ import numpy as np
 from PIL import Image
 
 from aesenv.interact.labeling import thumbnail
-from aesenv.interact.models import Action, Box, Labeling, Mark, MarkKind, Response
+from aesenv.interact.models import NEAR_PX, Action, Box, Labeling, Mark, MarkKind, Response
 from aesenv.render.inpage import in_page
 from aesenv.render.live import LivePage
 
@@ -92,6 +92,28 @@ _KEY_FOCUS = in_page("""(N, i) => {
   if (target) N.focus(target, { preventScroll: true });
   else if (active && active !== N.body(N.document)) N.blur(active);
 }""")
+
+
+# A blank spot of the viewport as it is now: on a grid from the top left, the first point at
+# least `margin` from the region `away` whose element (and every ancestor) is no control.
+_BLANK = in_page("""(N, [away, margin]) => {
+  const { width, height } = N.viewport(), doc = N.document;
+  const CONTROL = "a[href],button,input,select,textarea,label,summary,details,video,audio,canvas,iframe,"
+    + "[onclick],[role=button],[role=link],[role=tab],[role=checkbox],[role=switch],[role=menuitem],[tabindex],[contenteditable]";
+  const near = (x, y) => x > away[0] - margin && x < away[2] + margin && y > away[1] - margin && y < away[3] + margin;
+  for (let y = margin; y < height - margin; y += 40) {
+    for (let x = margin; x < width - margin; x += 40) {
+      if (near(x, y)) continue;
+      const el = N.elementFromPoint(doc, x, y);
+      if (!el || N.closest(el, CONTROL)) continue;
+      let pointer = false;
+      for (let node = el; node && !pointer; node = N.parent(node)) pointer = N.style(node)("cursor") === "pointer";
+      if (!pointer) return [x, y];
+    }
+  }
+  return null;
+}""")
+STRAY_MARGIN = 24  # px kept between a stray click and the change it tests
 
 
 class ActionFailed(RuntimeError):
@@ -166,6 +188,17 @@ def _change_map(a: Frame, b: Frame) -> np.ndarray | None:
 
 def _count(change: np.ndarray | None, mask: np.ndarray) -> int:
     return 0 if change is None else int(np.count_nonzero(change & mask))
+
+
+def _bounds(change: np.ndarray | None, mask: np.ndarray) -> list[int] | None:
+    """[x0, y0, x1, y1] of the changed pixels inside `mask` (None when none changed)."""
+    if change is None:
+        return None
+    hit = change & mask
+    rows, cols = np.flatnonzero(hit.any(axis=1)), np.flatnonzero(hit.any(axis=0))
+    if not len(rows):
+        return None
+    return [int(cols[0]), int(rows[0]), int(cols[-1]) + 1, int(rows[-1]) + 1]
 
 
 def duration_ms(action: Action) -> int:
@@ -276,12 +309,18 @@ class Actor:
         change = _change_map(before, after)
         shape = before.shape
         mask = _region_mask(shape, include, exclude)
+        near = mask & _region_mask(shape, own.inflated(NEAR_PX), []) if own is not None else mask
+        own_mask = _region_mask(shape, own, []) if own is not None else None
         response = Response(
             mutations=0 if state_after["fresh"] else state_after["act"],
             idle_mutations=state_before["idle"],
             changed_px=_count(change, mask),
             idle_changed_px=0 if idle_start is None else _count(_change_map(idle_start, before), mask),
-            own_changed_px=_count(change, _region_mask(shape, own, [])) if own is not None else 0,
+            own_changed_px=_count(change, own_mask) if own_mask is not None else 0,
+            own_px=int(np.count_nonzero(own_mask)) if own_mask is not None else 0,
+            near_changed_px=_count(change, near),
+            change_box=_bounds(change, mask),
+            control_box=[int(own.x), int(own.y), int(own.x + own.w), int(own.y + own.h)] if own is not None else None,
             region_px=int(np.count_nonzero(mask)),
             region="canvas" if include is not None else ("viewport minus the control" if exclude else "viewport"),
             scrolled=abs(state_after["x"] - state_before["x"]) > 20 or abs(state_after["y"] - state_before["y"]) > 20,
@@ -290,6 +329,33 @@ class Actor:
             new_errors=[e[:300] for e in live.page_errors[errors_before:] if e not in self.idle_errors][:5],
         )
         return Measured(response, before, after, aims[-1][0])
+
+    async def stray_click(self, away: list[int]) -> tuple[tuple[int, int], Response] | None:
+        """Click a blank spot of the viewport (on no control, away from the region `away`) and
+        measure the page's response as for any click; None when there is no such spot."""
+        live = self.live
+        spot = await live.ask(_BLANK, [away, STRAY_MARGIN])
+        if not (isinstance(spot, list) and len(spot) == 2):
+            return None
+        point = (int(spot[0]), int(spot[1]))
+        await live.bounded(live.page.mouse.move(*point))
+        idle_start, before, state_before = await self._left_alone(Action(kind="click"), SETTLE_MS)
+        errors_before = len(live.page_errors)
+        async with live.settles_navigation():
+            await live.bounded(live.page.mouse.click(*point))
+            await live.advance(SETTLE_MS)
+        state_after = await live.ask(_OBSERVE, "idle")
+        after = Frame(await live.screenshot())
+        change = _change_map(before, after)
+        mask = _region_mask(before.shape, None, [])
+        response = Response(
+            mutations=0 if state_after["fresh"] else state_after["act"], idle_mutations=state_before["idle"],
+            changed_px=_count(change, mask),
+            idle_changed_px=0 if idle_start is None else _count(_change_map(idle_start, before), mask),
+            change_box=_bounds(change, mask), region_px=int(np.count_nonzero(mask)), region="viewport",
+            reloaded=bool(state_after["fresh"]),
+            new_errors=[e[:300] for e in live.page_errors[errors_before:] if e not in self.idle_errors][:5])
+        return point, response
 
     async def _left_alone(self, action: Action, elapsed: int) -> tuple[Frame | None, Frame, dict]:
         """Let the page idle for `elapsed` and return the screenshot it started from (None when it

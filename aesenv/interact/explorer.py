@@ -136,15 +136,31 @@ def measured_verdict(response: Response) -> Verdict:
         evidence.append(f"{response.mutations} visible DOM changes")
     if response.pixels_moved:
         evidence.append(f"{response.changed_px} px changed in the {response.region} (idle: {response.idle_changed_px})")
-    if response.scrolled:
-        evidence.append("the page scrolled")
-    if response.hash_changed:
-        evidence.append("the location hash changed")
     if evidence:
         return Verdict(score=1, reason="responded: " + ", ".join(evidence))
     dom = f"{response.mutations} DOM changes that did not show" if response.mutations else "no DOM change"
+    alone = [what for what, happened in (("the location hash changed", response.hash_changed),
+                                         ("the page scrolled", response.scrolled)) if happened]
     return Verdict(score=0, reason=f"no response: {dom}, {response.changed_px} px changed in the "
-                                   f"{response.region} (idle: {response.idle_changed_px}), no scroll")
+                                   f"{response.region} (idle: {response.idle_changed_px})"
+                                   + (f"; {' and '.join(alone)}, which shows nothing by itself" if alone else ""))
+
+
+def far_change(response: Response) -> list[int] | None:
+    """The box of what a response changed when that lies away from its control (None when it
+    did not respond, or changed the control's own surroundings): a change a click anywhere
+    could have made. A control inside what changed (the close button of the dialog that
+    closed) is part of the change, not away from it."""
+    box, control = response.change_box, response.control_box
+    if not response.responded or box is None:
+        return None
+    if control is not None and _overlap(box, control):
+        return None
+    return box if response.near_changed_px < 0.2 * max(response.changed_px, 1) else None
+
+
+def _overlap(a: list[int], b: list[int]) -> bool:
+    return min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])
 
 
 def _page_changed(response: Response | None) -> bool:
@@ -233,7 +249,26 @@ class OfflineExplorer:
         action = Action(kind="click", mark=option.mark)
         episode.actions += 1
         measured = await actor.run(action, labeling)
-        return [step_record(action, measured, measured_verdict(measured.response))]
+        verdict = measured_verdict(measured.response)
+        away = far_change(measured.response)
+        if verdict.score == 1 and away is not None:
+            verdict = await self._its_own(actor, away) or verdict
+        return [step_record(action, measured, verdict)]
+
+    @staticmethod
+    async def _its_own(actor: Actor, away: list[int]) -> Verdict | None:
+        """A click whose change lies away from its control is checked against a click on blank
+        space (no control, outside that change): a page that makes the same change for it answers
+        every click alike (a document-wide handler), so the control gets no credit for it. None
+        when the control's change is its own, or there is no blank space to try."""
+        stray = await actor.stray_click(away)
+        if stray is None:
+            return None
+        point, response = stray
+        if response.responded and response.change_box is not None and _overlap(response.change_box, away):
+            return Verdict(score=0, reason=f"no response of its own: a click on blank space at {point} changed the "
+                                           "same region (the page answers every click alike)")
+        return None
 
     async def _fill_and_submit(self, actor: Actor, labeling: Labeling, option: Candidate,
                                episode: _Episode) -> list[Step]:

@@ -1,10 +1,10 @@
-// Labels the interactable elements of the live page (run by aesenv.interact.labeling), reading
-// it only through the natives `N` (aesenv/render/natives.js: a form field named `tagName` or a
-// page's `class Node` changes nothing here).
+// Labels the interactable elements of the live page (run by aesenv.interact.labeling in our
+// isolated world), reading it only through the natives `N` (aesenv/render/natives.js: a form
+// field named `tagName` changes nothing here) and labeling only what `N.seen` calls shown.
 // `N.state.listened` (set beforehand from CDP) maps elements to the event types their listeners
 // handle, so controls wired only with addEventListener are found too. The labeled elements are
-// kept page-side (`N.state.marks`) so actions can address them by number; the page's DOM is not
-// touched.
+// kept in our world (`N.state.marks`, out of the page's reach) so actions can address them by
+// number; the page's DOM is not touched.
 (N, opts) => {
   const doc = N.document;
   const listened = N.state.listened || new N.Map();
@@ -20,8 +20,9 @@
 
   const tagOf = (el) => N.tag(el).toLowerCase();
   const attr = (el, name) => N.attr(el, name);
-  const visible = (el) => {
-    if (N.checkVisibility(el, { opacityProperty: true, visibilityProperty: true }) === false) return false;
+  const seen = N.seen({});
+  const visible = (el) => {  // shown (aesenv/render/seen.js), and big enough to aim at
+    if (!seen.element(el).shown) return false;
     const r = N.box(el);
     return r.width >= 4 && r.height >= 4;
   };

@@ -16,7 +16,7 @@ from importlib import resources
 from PIL import Image, ImageDraw, ImageFont
 
 from aesenv.interact.models import Labeling, Mark
-from aesenv.render.inpage import NATIVES, in_page
+from aesenv.render.inpage import KEY, in_page
 from aesenv.render.live import LivePage
 
 _LABEL_JS = in_page((resources.files("aesenv.interact") / "label.js").read_text())
@@ -24,9 +24,9 @@ _GROUP = "aesenv-labeling"
 # Event types that make an element a control; keys on window/document/body mark a game page.
 _RELEVANT = frozenset({"click", "mousedown", "mouseup", "pointerdown", "pointerup", "touchstart", "dblclick",
                        "keydown", "keyup", "keypress", "input", "change", "submit"})
-# (node, types, node, types, ...) => kept as `N.state.listened` for label.js (called through CDP).
+# (node, types, node, types, ...) => kept as `N.state.listened` for label.js, in our world.
 _STORE_LISTENED = f"""function(...pairs) {{
-  const N = {NATIVES};
+  const N = globalThis.{KEY};
   const map = new N.Map();
   for (let i = 0; i < pairs.length; i += 2) map.set(pairs[i], pairs[i + 1]);
   N.state.listened = map;
@@ -49,8 +49,8 @@ async def _listened_nodes(live: LivePage) -> tuple[list[tuple[str, list[str]]], 
             by_node.setdefault(node, set()).add(listener["type"])
     nodes = []
     for backend_id in sorted(by_node)[:MAX_LISTENED_NODES]:
-        resolved = await live.bounded(cdp.send("DOM.resolveNode", {"backendNodeId": backend_id, "objectGroup": _GROUP}))
-        nodes.append((resolved["object"]["objectId"], sorted(by_node[backend_id])))
+        object_id = await live.bounded(live.world.resolve(backend_id, _GROUP))
+        nodes.append((object_id, sorted(by_node[backend_id])))
     win = await live.bounded(cdp.send("Runtime.evaluate", {"expression": "window", "objectGroup": _GROUP}))
     on_window = await live.bounded(cdp.send("DOMDebugger.getEventListeners", {"objectId": win["result"]["objectId"]}))
     window_keys = sorted({entry["type"] for entry in on_window.get("listeners", []) if entry["type"].startswith("key")})
@@ -63,9 +63,9 @@ async def label(live: LivePage, *, max_marks: int = MAX_MARKS) -> Labeling:
     try:
         nodes, window_keys = await _listened_nodes(live)
         args = [item for object_id, types in nodes for item in ({"objectId": object_id}, {"value": types})]
-        doc = await live.bounded(cdp.send("Runtime.evaluate", {"expression": "document", "objectGroup": _GROUP}))
+        context = await live.bounded(live.world.context())
         await live.bounded(cdp.send("Runtime.callFunctionOn", {
-            "functionDeclaration": _STORE_LISTENED, "objectId": doc["result"]["objectId"], "arguments": args}))
+            "functionDeclaration": _STORE_LISTENED, "executionContextId": context, "arguments": args}))
         found = await live.ask(_LABEL_JS, {"maxMarks": max_marks, "maxScan": MAX_SCAN})
     finally:
         await live.bounded(cdp.send("Runtime.releaseObjectGroup", {"objectGroup": _GROUP}))

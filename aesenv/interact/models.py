@@ -143,6 +143,9 @@ class Verdict(BaseModel):
         return self.score is not None
 
 
+NEAR_PX = 160  # how far from a control a change still reads as its own
+
+
 class Response(BaseModel):
     """What changed when an action ran, net of what changed while the page idled as long."""
 
@@ -151,6 +154,10 @@ class Response(BaseModel):
     changed_px: int = 0           # changed pixels in the measured region
     idle_changed_px: int = 0
     own_changed_px: int = 0       # changed pixels on the control itself (left out of the region)
+    own_px: int = 0               # the control's own pixels
+    near_changed_px: int = 0      # changed pixels of the region within NEAR_PX of the control
+    change_box: list[int] | None = None  # where the region changed: [x0, y0, x1, y1] (viewport)
+    control_box: list[int] | None = None  # where the control was: [x0, y0, x1, y1] (viewport)
     region_px: int = 0
     region: str = "viewport"
     scrolled: bool = False
@@ -170,11 +177,12 @@ class Response(BaseModel):
 
     @property
     def responded(self) -> bool:
-        """A clear visible change, a scroll or hash change, or DOM changes that show on screen.
-        DOM changes nobody can see (a class the CSS never styles, a no-op attribute write) are
-        the commonest broken handler, so they do not count alone."""
-        return (self.pixels_moved or self.scrolled or self.hash_changed
-                or (self.mutations > 0 and self.visible_change))
+        """A clear visible change in the measured region, or DOM changes that show on screen
+        (a toggle restyling itself, a new list item). The control's own pixels do not count
+        alone: hover and focus styles change them with no handler at all. What no one sees does
+        not count either: a DOM change off screen (a class the CSS never styles, a no-op write),
+        a changed location hash, a scroll that shows nothing new."""
+        return self.pixels_moved or (self.mutations > 0 and self.visible_change)
 
     def merged(self, later: "Response") -> "Response":
         """Two actions that form one interaction (type, then submit) respond together."""
@@ -182,6 +190,10 @@ class Response(BaseModel):
                         changed_px=max(self.changed_px, later.changed_px),
                         idle_changed_px=max(self.idle_changed_px, later.idle_changed_px),
                         own_changed_px=max(self.own_changed_px, later.own_changed_px),
+                        own_px=max(self.own_px, later.own_px),
+                        near_changed_px=max(self.near_changed_px, later.near_changed_px),
+                        change_box=later.change_box or self.change_box,
+                        control_box=later.control_box or self.control_box,
                         region_px=later.region_px, region=later.region, scrolled=self.scrolled or later.scrolled,
                         hash_changed=self.hash_changed or later.hash_changed, reloaded=later.reloaded,
                         new_errors=self.new_errors + later.new_errors)

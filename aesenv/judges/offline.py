@@ -122,7 +122,7 @@ def _decode_png(data: bytes | None) -> np.ndarray | None:
 def _digest(r: Rendering) -> _Page:
     vw = float(r.metrics.viewport_width or 1280)
     vh = float(r.metrics.viewport_height or 960)
-    img = _decode_png(r.full_page_png)
+    img = r.pixels
     if img is None:
         img = _decode_png(r.viewport_png)
     p = _Page(r=r, els=list(r.elements), vw=vw, vh=vh, img=img)
@@ -345,9 +345,8 @@ def _presence(p: _Page) -> dict[str, Any]:
 
 
 def _page_text(p: _Page) -> str:
-    parts = [p.r.metrics.title, p.r.metrics.visible_text]
-    parts += [e.text for e in p.els if e.text]
-    return " ".join(parts)
+    """What a visitor reads: the shown text (the document's `<title>` is not on the page)."""
+    return p.r.metrics.visible_text
 
 
 def _coverage(terms: list[str], phrases: list[str], text: str) -> tuple[list[str], list[str]]:
@@ -504,7 +503,8 @@ def _m_category(task: Task, p: _Page) -> dict[str, Any]:
         cta = [i for i in range(len(p.els)) if p.els[i].tag in ("a", "button") and p.els[i].text_len > 0
                and (p.els[i].own_background or p.els[i].border)]
         check("call_to_action", 2, len(cta) / 1, f"{len(cta)} button-styled links/buttons")
-        depth = p.r.metrics.doc_height / max(1.0, p.vh)
+        # How far down the page there is something to see (blank space below is no depth).
+        depth = max((e.y + e.h for e in p.els if e.tag not in ("html", "body")), default=0.0) / max(1.0, p.vh)
         check("depth", 3, (0.5 * _clamp(depth / 1.8) if chars else 0.0) + 0.5 * _clamp(chars / 900),
               f"page {depth:.1f} screens tall, {chars} text chars")
     elif cat is Category.DESIGN_3D:
@@ -781,6 +781,32 @@ def _m_typography(p: _Page) -> dict[str, Any]:
                    note="; ".join(notes) or "readable type scale")
 
 
+TONE_MERGE = 6  # colours this close (per channel) are one tone: no one tells them apart
+
+
+def _tonal_layers(px: np.ndarray) -> int:
+    """Distinct surface tones covering at least 1% of the page each. Colours are binned, and
+    bins whose mean colours a person cannot tell apart (a shade that straddles a bin edge, text
+    at 2% opacity) merge into one tone first."""
+    codes = ((px[:, 0] >> 4) << 8) | ((px[:, 1] >> 4) << 4) | (px[:, 2] >> 4)
+    counts = np.bincount(codes, minlength=4096)
+    present = np.flatnonzero(counts >= max(1, 0.002 * len(codes)))
+    if not len(present):
+        return 0
+    sums = np.stack([np.bincount(codes, weights=px[:, c].astype(np.float64), minlength=4096) for c in range(3)], axis=1)
+    means = sums[present] / counts[present][:, None]
+    order = np.argsort(-counts[present])
+    tones: list[tuple[np.ndarray, int]] = []
+    for i in order:
+        for j, (colour, n) in enumerate(tones):
+            if np.abs(colour - means[i]).max() <= TONE_MERGE:
+                tones[j] = (colour, n + int(counts[present][i]))
+                break
+        else:
+            tones.append((means[i], int(counts[present][i])))
+    return sum(1 for _, n in tones if n >= 0.01 * len(codes))
+
+
 def _m_palette(p: _Page) -> dict[str, Any]:
     maximum = 7.0
     if p.small is None:
@@ -798,9 +824,7 @@ def _m_palette(p: _Page) -> dict[str, Any]:
         hist = np.bincount((h // 30).astype(int) % 12, minlength=12) / len(h)
         hues_hist = [round(float(x), 3) for x in hist]
         hue_count = int((hist >= 0.08).sum())
-    codes = ((px[:, 0] >> 4) << 8) | ((px[:, 1] >> 4) << 4) | (px[:, 2] >> 4)
-    shares = np.bincount(codes, minlength=4096) / len(codes)
-    layers = int((shares >= 0.01).sum())
+    layers = _tonal_layers(px)
     accent_pts = 2.5 * _clamp(cs / 0.03)
     harmony = {0: 0.0, 1: 2.0, 2: 2.0, 3: 2.0, 4: 1.5, 5: 1.0}.get(hue_count, 0.3)
     harmony_pts = harmony * _clamp(cs / 0.03)

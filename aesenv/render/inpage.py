@@ -1,13 +1,23 @@
-"""Our scripts inside the page, and the natives they read the page through.
+"""Where our scripts run in a page: measurements in our own isolated world, control in the page's.
 
-Every script we run in a page (the snapshot, the mobile probe, the labeler, the actor's probes)
-is written as `(N, arg) => ...`, where `N` is the set of DOM and JavaScript built-ins of
-`natives.js`: captured by the renderer's prelude before any script of the page ran, so nothing
-the page declares, patches or names in its markup changes what our scripts read (see
-`natives.js`). `in_page` turns such a script into the one-argument function Playwright's
-`evaluate` takes; on a page without the prelude the natives are taken at call time instead.
-Its argument and its answer cross as JSON strings (`ask`): Playwright's own serialization of
-objects, both ways, looks names up in the page, and a page's global `class Map` breaks it.
+A page is an adversary of its measurement: in its own (main) world it can replace `eval` (which
+Playwright's `page.evaluate` goes through), put a `toJSON` on `Object.prototype`, patch
+`getBoundingClientRect`, or declare `class Map`. So every script that *measures* a page (the
+snapshot, the labels, the verifiers' probes, the census, acceptance) runs in a `World`: an
+isolated JavaScript world of ours in the page's top frame (CDP `Page.createIsolatedWorld`). It
+shares the page's DOM and layout but none of its globals or prototypes, and its answer crosses
+as a JSON string our world made, returned by value through the protocol: nothing the page
+declares can produce, serialise or await it. The natives (`natives.js`) are still read through
+getters taken from the prototypes, because DOM named properties cross worlds (`<input name=id>`
+is `form.id` in every world); and `seen.js`, the one definition of what a person sees, rides on
+them as `N.seen`.
+
+What only the page's world holds (the prelude's frame count, its note of canvas contexts, its
+hold on animation frames and resize listeners, whether the document is leaving) is read and set
+by *control* scripts (`control`): they run in the main world on the natives the prelude kept,
+and what they return is a claim of the page's, validated and never counted as evidence on its
+own. An exception out of a control script is the page's doing (it is the page's world); one out
+of a world script is ours.
 """
 
 from __future__ import annotations
@@ -17,55 +27,121 @@ from collections.abc import Awaitable, Callable
 from importlib import resources
 from typing import Any
 
-from playwright.async_api import Page
+from playwright.async_api import Error as PlaywrightError, Page
 
 KEY = "__aesenv__"
 NATIVES_JS = (resources.files("aesenv.render") / "natives.js").read_text()
+SEEN_JS = (resources.files("aesenv.render") / "seen.js").read_text()
 NATIVES = f"(window.{KEY} || ({NATIVES_JS})(window))"
+WORLD_NAME = "aesenv"
+
+# Installs the natives and `seen` in a fresh world of ours (once per document).
+_INSTALL = f"""function () {{
+  if (!globalThis.{KEY}) {{
+    const N = ({NATIVES_JS})(globalThis);
+    Object.defineProperty(globalThis, {KEY!r}, {{ value: Object.freeze({{ ...N, seen: ({SEEN_JS})(N) }}) }});
+  }}
+  return true;
+}}"""
 
 
-# What a script of ours answers on a document the prelude never ran in: it is sent again with
-# the natives' source, which it then runs first (12 KB more to send and parse on every call).
-NO_NATIVES = "\u0000aesenv: no natives"
-_KEPT_NATIVES = f"(window.{KEY})"
+class WorldScriptError(RuntimeError):
+    """A script of ours threw in our own world: our bug, never the page's fault."""
 
 
 def in_page(script: str) -> str:
-    """`(json) => script(N, arg)`, answering in JSON: a script of ours as `page.evaluate` runs
-    it, given `to_page(arg)`. It reads the natives the prelude kept; `run` resends it with
-    their source where there are none."""
-    return f"(arg) => ((N) => N ? N.reply(({script})(N, N.parse(arg))) : {json.dumps(NO_NATIVES)}){_KEPT_NATIVES}"
+    """A measuring script `(N, arg) => ...` as our world runs it: given the argument as JSON,
+    it answers in JSON (awaited first when it returns a promise)."""
+    return f"function (arg) {{ const N = globalThis.{KEY}; return N.reply(({script})(N, N.parse(arg))); }}"
 
 
-def _taking_natives(script: str) -> str:
-    """An `in_page` script that takes the natives at call time when none were kept."""
-    return script[: -len(_KEPT_NATIVES)] + f"({NATIVES})"
+def control(script: str) -> str:
+    """A control script `(N, arg) => ...` as the page's own world runs it, on the natives the
+    prelude kept there (null on a document without them). Its answer is the page's claim."""
+    return f"(arg) => ((N) => N ? N.reply(({script})(N, N.parse(arg))) : null)(window.{KEY})"
+
+
+class World:
+    """Our isolated world in a page's top frame, made on first use and again for each new
+    document (a navigation destroys it: the call that finds it gone raises `lost_its_document`'s
+    error, and the next call makes a fresh one)."""
+
+    def __init__(self, cdp: Any) -> None:
+        self.cdp = cdp
+        self._context: int | None = None
+        self._frame: str | None = None
+
+    async def context(self) -> int:
+        if self._context is None:
+            if self._frame is None:
+                tree = await self.cdp.send("Page.getFrameTree")
+                self._frame = tree["frameTree"]["frame"]["id"]
+            made = await self.cdp.send("Page.createIsolatedWorld", {
+                "frameId": self._frame, "worldName": WORLD_NAME, "grantUniveralAccess": False})
+            context = made["executionContextId"]
+            await self._call(context, _INSTALL, [])
+            self._context = context
+        return self._context
+
+    def forget(self) -> None:
+        self._context = None
+
+    async def _call(self, context: int, function: str, arguments: list[dict]) -> Any:
+        try:
+            answer = await self.cdp.send("Runtime.callFunctionOn", {
+                "functionDeclaration": function, "executionContextId": context, "arguments": arguments,
+                "returnByValue": True, "awaitPromise": True, "objectGroup": WORLD_NAME})
+        except PlaywrightError as exc:
+            if "Cannot find context" in exc.message or "context was destroyed" in exc.message:
+                self.forget()
+            raise
+        if "exceptionDetails" in answer:
+            details = answer["exceptionDetails"]
+            with_text = (details.get("exception") or {}).get("description") or details.get("text", "")
+            raise WorldScriptError(f"our page script threw: {str(with_text)[:500]}")
+        return answer.get("result", {}).get("value")
+
+    async def evaluate(self, function: str, arg: Any = None) -> Any:
+        """Run `function(arg)` in our world; `arg` and the answer cross by value (JSON)."""
+        return await self._call(await self.context(), function, [{"value": arg}])
+
+    async def ask(self, script: str, arg: Any = None) -> Any:
+        """Run an `in_page` script and return its answer, read from JSON."""
+        return from_page(await self.evaluate(script, to_page(arg)))
+
+    async def resolve(self, backend_node_id: int, group: str) -> str:
+        """A DOM node (by its backend id, e.g. from `DOMDebugger`) as an object of our world."""
+        resolved = await self.cdp.send("DOM.resolveNode", {
+            "backendNodeId": backend_node_id, "executionContextId": await self.context(), "objectGroup": group})
+        return resolved["object"]["objectId"]
 
 
 async def run(evaluate: Callable[[str, str], Awaitable[Any]], script: str, arg: Any = None) -> Any:
-    """Run an `in_page` script through `evaluate(script, json_arg)` and return its answer."""
-    answer = await evaluate(script, to_page(arg))
-    if answer == NO_NATIVES:
-        answer = await evaluate(_taking_natives(script), to_page(arg))
-    return from_page(answer)
+    """Run a `control` script through `evaluate(script, json_arg)` and return its answer."""
+    return from_page(await evaluate(script, to_page(arg)))
 
 
 def to_page(arg: Any) -> str:
-    """The argument of an `in_page` script, as it crosses."""
+    """The argument of a script of ours, as it crosses."""
     return json.dumps(arg)
 
 
 def from_page(answer: Any) -> Any:
-    """What an `in_page` script returned (None for nothing)."""
-    return json.loads(answer) if isinstance(answer, str) else None
+    """What a script of ours returned (None for nothing, or for an answer that is not JSON)."""
+    if not isinstance(answer, str):
+        return None
+    try:
+        return json.loads(answer)
+    except ValueError:
+        return None
 
 
-async def ask(page: Page, script: str, arg: Any = None) -> Any:
-    """Run an `in_page` script on `page` (unbounded: callers bound it) and return its answer."""
+async def ask_page(page: Page, script: str, arg: Any = None) -> Any:
+    """Run a `control` script in the page's world (unbounded: callers bound it): a claim."""
     return await run(page.evaluate, script, arg)
 
 
 def install_natives() -> str:
-    """The prelude's first statement: keep the natives where our scripts find them, on a
-    property of `window` the page cannot replace, delete or shadow."""
+    """The prelude's first statement: keep the natives where our control scripts find them, on
+    a property of `window` the page cannot replace, delete or shadow."""
     return f"Object.defineProperty(window, {KEY!r}, {{ value: ({NATIVES_JS})(window) }});"

@@ -1,19 +1,19 @@
 """A rendered page kept open for interaction: what the interactive agents act on.
 
 `Renderer.session(html)` yields a `Session`: the `Rendering` (exactly what `Renderer.render`
-returns) and the `LivePage` it came from, whose context is closed when the block ends. The page keeps everything
-the render set up: hermetic routing, seeded randomness, dismissed dialogs, blocked popups, and
-the paused clock, so after an action the agent must `advance` virtual time for timers and
-animation frames to run. Every call on the page goes through `bounded`, which stops the
-page's JavaScript when it overruns, so a hostile page cannot hang an agent. `bounded` is also
-where a failed call is told apart: one the page caused (it overran its deadline or the time its
-agent's calls may take in all, its renderer crashed, or its own script threw into the call)
-raises a `PageFault`, the answer's failure; anything else (the browser went away, a script of
-ours is wrong) is raised as it came, ours. An exception a timer of the page's throws while its
-clock runs is an uncaught error of the page, recorded as one as a browser would report it (see
-`run_clock`), and the clock has still run. Our own scripts on the page (`ask`) read it only
-through built-ins captured before its scripts ran (`aesenv.render.inpage`), so nothing the page
-declares, patches or names in its markup breaks them. An action may make the page load a new
+returns) and the `LivePage` it came from, whose context is closed when the block ends. The page
+keeps everything the render set up: hermetic routing, seeded randomness, dismissed dialogs,
+blocked popups, and the paused clock, so after an action the agent must `advance` virtual time
+for timers and animation frames to run. Every call on the page goes through `bounded`, which
+stops the page's JavaScript when it overruns, so a hostile page cannot hang an agent.
+
+Our scripts that read the page (`evaluate`, `ask`) run in our own isolated world
+(`aesenv.render.inpage.World`): the page's DOM, none of its globals. Fault is told by where code
+ran, never by the names it carries: a call that overran its deadline, or the time its agent's
+calls may take in all, or whose renderer crashed, is the page's (`PageFault`); a throw out of the
+page's own world (`evaluate_in_page`, the clock's timers) is the page's (`PageThrew`, or an
+uncaught error recorded as a browser would, see `run_clock`); a throw out of our world is ours
+(`WorldScriptError`), and so is the browser going away. An action may make the page load a new
 document (a form without a handler submits and reloads it): an agent wraps its actions in
 `settles_navigation`, and a call that loses its document to a navigation (a timer that reloads
 the page) waits for the new one and runs again there; a page that loses that one too keeps
@@ -35,7 +35,7 @@ from typing import Any, NamedTuple, TypeVar
 from playwright.async_api import Error as PlaywrightError, Page
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
-from aesenv.render.inpage import ask, in_page, run
+from aesenv.render.inpage import World, WorldScriptError, ask_page, control
 from aesenv.render.models import Rendering
 
 T = TypeVar("T")
@@ -43,10 +43,10 @@ MAX_PAGE_ERRORS = 100
 FRAME_MS = 16  # the clock's animation frame interval
 
 # Blocks until the GPU has drawn what the page's WebGL contexts were given; the frames run so far.
-DRAWN = in_page("(N) => { N.finishDrawing(); return N.state.frames; }")
+DRAWN = control("(N) => { N.finishDrawing(); return N.state.frames; }")
 # Holds the page's animation frames for `ms` of its time (see `_BROWSER_TIMERS` in the renderer):
 # its timers run meanwhile, and the frames it asks for run at the first frame after.
-HOLD_FRAMES = in_page("(N, ms) => { if (N.state.holdFrames) N.state.holdFrames(ms); return true; }")
+HOLD_FRAMES = control("(N, ms) => { if (N.state.holdFrames) N.state.holdFrames(ms); return true; }")
 
 
 async def stop_scripts(cdp: Any) -> None:
@@ -86,36 +86,44 @@ class PageThrew(PageFault):
     stop = "the page's own script broke the call"
 
 
-# A JavaScript error that a Playwright call surfaces carries it in its message, after the API's
-# name ("Page.evaluate: TypeError: ...\n    at ..."), with its stack. Its innermost frame says
-# whose code threw: a function we passed to `evaluate` ("eval at evaluate"), Playwright's wrapper
-# around it (UtilityScript) or its fake clock (ClockController) are ours; anything else (the
-# artifact's scripts, an iframe's, code the page evals) is the page's. Without a stack, these
-# messages say that the page or the browser went away.
+# Where a failed call ran says whose fault it is, never what its error is named: a call in the
+# page's own world (a control script, the clock) that throws is the page's doing, whatever names
+# its stack carries; a script of ours in our own world that throws is ours (`WorldScriptError`).
+# Without a JavaScript error, these messages say that the page or the browser went away.
 _API_PREFIX = re.compile(r"^[A-Z][A-Za-z]*\.[a-z_]+: ")
-_FRAME = re.compile(r"^\s+at (.*)$", re.M)
-_OURS = re.compile(r"eval at evaluate|UtilityScript|ClockController|InjectedScript")
 _GONE = re.compile(r"Target crashed|Target closed|has been closed|Protocol error|(Browser|Connection|Session) closed")
 
 
-def _went_away(exc: PlaywrightError) -> bool:
+def _went_away(exc: PlaywrightError, page: Page | None = None) -> bool:
     """The page, its context or the browser closed or crashed, or the protocol failed (or a
-    Playwright timeout): nothing the page's scripts threw."""
+    Playwright timeout): nothing the page's scripts threw. With the page at hand its state
+    decides, not the message (a page can throw any message it likes)."""
     if isinstance(exc, PlaywrightTimeoutError) or "TargetClosedError" in (type(exc).__name__, exc.name):
         return True
-    return _FRAME.search(exc.message) is None and _GONE.search(exc.message) is not None
+    if page is not None:
+        try:
+            return page.is_closed() or not page.context.browser.is_connected()
+        except Exception:  # noqa: BLE001 - a page whose context is gone went away
+            return True
+    return _GONE.search(exc.message.split("\n", 1)[0]) is not None and "    at " not in exc.message
 
 
-def page_exception(exc: BaseException) -> str | None:
-    """The page's own exception ("ReferenceError: planet is not defined") when `exc` is a
-    JavaScript error that the page's code threw into a call on it; None for anything else: the
-    page or browser went away, the protocol failed, or a script of ours threw by itself."""
-    if not isinstance(exc, PlaywrightError) or _went_away(exc):
-        return None
-    frame = _FRAME.search(exc.message)
-    if frame is None or _OURS.search(frame.group(1)):
-        return None
-    return _API_PREFIX.sub("", exc.message.splitlines()[0])[:2000]
+def thrown_text(exc: PlaywrightError) -> str:
+    """A JavaScript error out of the page's world, as its first line says it."""
+    first = exc.message.splitlines()[0] if exc.message else ""
+    return _API_PREFIX.sub("", first)[:2000] or "Uncaught (no message)"
+
+
+async def in_page_world(page: Page, call: Awaitable[T]) -> T:
+    """Await a call that runs in the page's own world (`page.evaluate`, a control script): a
+    JavaScript error out of it is the page's (`PageThrew`); the page or browser going away and a
+    lost document are raised as they came."""
+    try:
+        return await call
+    except PlaywrightError as exc:
+        if _went_away(exc, page) or lost_its_document(exc):
+            raise
+        raise PageThrew(thrown_text(exc)) from exc
 
 
 def note_page_error(errors: list[str], text: str) -> None:
@@ -138,19 +146,12 @@ async def run_clock(page: Page, ms: int, errors: list[str]) -> None:
     try:
         await page.clock.run_for(ms)
     except PlaywrightError as exc:
-        if _went_away(exc) or lost_its_document(exc):
+        if _went_away(exc, page) or lost_its_document(exc):
             raise
-        note_page_error(errors, page_exception(exc) or _uncaught(exc))
+        note_page_error(errors, thrown_text(exc))
 
 
-def _uncaught(exc: PlaywrightError) -> str:
-    """An error the page caused, as a browser reports one it cannot place (a value thrown that
-    is not an Error, an error out of the clock's own code)."""
-    first = exc.message.splitlines()[0] if exc.message else ""
-    return "Uncaught " + _API_PREFIX.sub("", first)
-
-
-_LEAVING = in_page("""async (N) => {
+_LEAVING = control("""async (N) => {
   for (let turn = 0; turn < 2; turn++) await N.nextTask();
   const leaving = N.state.leaving === true;
   N.state.leaving = false;  // a navigation held back leaves the document in place
@@ -163,7 +164,9 @@ async def is_leaving(page: Page) -> bool:
     submit). Its task queue is run twice first: a form submission only starts its navigation
     in a task of its own. A document already gone counts as left."""
     try:
-        return await ask(page, _LEAVING) is True
+        return await in_page_world(page, ask_page(page, _LEAVING)) is True
+    except PageThrew:  # the page broke the look: it is taken as staying
+        return False
     except PlaywrightError as exc:
         if not lost_its_document(exc):
             raise
@@ -224,6 +227,11 @@ class LivePage:
     trace: Any
     freeze_time: bool = True
     drawing: bool = False  # it drew with WebGL when rendered (see `advance`)
+    world: World | None = None  # our isolated world in it (made from `cdp` when not given)
+
+    def __post_init__(self) -> None:
+        if self.world is None:
+            self.world = World(self.cdp)
 
     @property
     def page_errors(self) -> list[str]:
@@ -249,9 +257,9 @@ class LivePage:
 
     async def bounded(self, call: Awaitable[T], timeout_s: float = 5.0) -> T:
         """Run one call on the page under a deadline; on expiry stop the page's scripts and
-        raise `PageStalled`. An exception the page's own code threw into the call raises
-        `PageThrew`, and a call on a crashed page `PageCrashed`; any other failure is raised as
-        it came."""
+        raise `PageStalled`. A call on a crashed page raises `PageCrashed`; a call in the page's
+        own world says itself when the page threw (`in_page_world`); any other failure is
+        raised as it came (ours)."""
         if self.trace.crashed:
             if inspect.iscoroutine(call):
                 call.close()
@@ -270,10 +278,7 @@ class LivePage:
             except PlaywrightError as exc:
                 if self.trace.crashed:
                     raise PageCrashed("its renderer is gone") from exc
-                thrown = page_exception(exc)
-                if thrown is None:
-                    raise
-                raise PageThrew(thrown) from exc
+                raise
 
     @contextlib.asynccontextmanager
     async def settles_navigation(self, timeout_s: float = 5.0) -> AsyncIterator[None]:
@@ -325,9 +330,9 @@ class LivePage:
             await run_clock(self.page, ms, self.page_errors)
             return
         if ms > FRAME_MS:
-            await ask(self.page, HOLD_FRAMES, ms - FRAME_MS)
+            await in_page_world(self.page, ask_page(self.page, HOLD_FRAMES, ms - FRAME_MS))
         await run_clock(self.page, ms, self.page_errors)
-        await ask(self.page, DRAWN)
+        await in_page_world(self.page, ask_page(self.page, DRAWN))
 
     async def screenshot(self, fmt: str = "png", *, quality: int = 80, timeout_s: float = 10.0) -> bytes:
         """The current viewport (what a user sees), PNG or JPEG."""
@@ -338,16 +343,26 @@ class LivePage:
         return base64.b64decode(shot["data"])
 
     async def evaluate(self, script: str, arg: Any = None, timeout_s: float = 5.0) -> Any:
-        return await self._on_current_document(lambda: self.page.evaluate(script, arg), timeout_s)
+        """A measuring script `(arg) => ...` in our isolated world (`aesenv.render.inpage`):
+        the page's DOM, none of its globals; `arg` and the answer cross by value."""
+        world = self.world
+        return await self._on_current_document(lambda: world.evaluate(script, arg), timeout_s)
 
     async def ask(self, script: str, arg: Any = None, timeout_s: float = 5.0) -> Any:
-        """Run one of our in-page scripts (`aesenv.render.inpage.in_page`: it reads the page
-        only through the natives) and return its answer, read from JSON."""
-        return await run(lambda source, json_arg: self.evaluate(source, json_arg, timeout_s), script, arg)
+        """Run one of our `in_page` scripts in our world and return its answer, read from JSON."""
+        world = self.world
+        return await self._on_current_document(lambda: world.ask(script, arg), timeout_s)
+
+    async def evaluate_in_page(self, script: str, arg: Any = None, timeout_s: float = 5.0) -> Any:
+        """A script in the page's own world, for what only the page holds (a chart library's
+        options): its answer is the page's claim, to be confirmed before it counts, and an
+        exception out of it is the page's (`PageThrew`)."""
+        page = self.page
+        return await self._on_current_document(lambda: in_page_world(page, page.evaluate(script, arg)), timeout_s)
 
     async def alive(self) -> bool:
         """Whether the page still answers (not crashed, not closed)."""
-        with contextlib.suppress(PlaywrightError, PageFault):
+        with contextlib.suppress(PlaywrightError, PageFault, WorldScriptError):
             return bool(await self.evaluate("() => true", timeout_s=2))
         return False
 

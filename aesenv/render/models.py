@@ -7,8 +7,9 @@ import io
 from enum import Enum
 from typing import Any, TypeVar
 
+import numpy as np
 from PIL import Image
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -70,6 +71,8 @@ class DomElement(BaseModel):
     padding: list[float] = Field(default_factory=list)
     interactive: bool = False
     transform_3d: bool = False  # 3D transform/perspective: its box is a 2D projection
+    opacity: float = 1.0  # effective: its own times every ancestor's
+    paints: str = ""  # what it paints besides its text: "style", "replaced" (ink confirmed), "" (nothing)
 
 
 class MobileProbe(BaseModel):
@@ -116,10 +119,11 @@ def lenient(model: type[M], data: Any) -> tuple[M | None, list[str]]:
         return None, bad
 
 
-def snapshot_elements(entries: Any) -> tuple[list[DomElement], str]:
+def snapshot_elements(entries: Any) -> tuple[list[DomElement], str, list[int]]:
     """The snapshot's elements, validated one by one (see `lenient`), with `parent` indices
-    renumbered around those left out (to the nearest ancestor kept), and a note saying what
-    failed ("" when nothing did)."""
+    renumbered around those left out (to the nearest ancestor kept), a note saying what failed
+    ("" when nothing did), and, per entry, its index among those kept (or its nearest kept
+    ancestor's)."""
     entries = entries if isinstance(entries, list) else []
     kept: list[DomElement] = []
     new_index: list[int] = []  # per entry: its index among those kept, else its nearest kept ancestor's
@@ -142,13 +146,24 @@ def snapshot_elements(entries: Any) -> tuple[list[DomElement], str]:
         new_index.append(len(kept))
         kept.append(element)
     if not fixed and not left_out:
-        return kept, ""
+        return kept, "", new_index
     parts = []
     if fixed:
         parts.append(f"{fixed} kept with defaults for {', '.join(sorted(reset))}")
     if left_out:
         parts.append(f"{left_out} left out ({', '.join(sorted(dropped))})")
-    return kept, f"snapshot: {fixed + left_out} of {len(entries)} elements failed validation; " + "; ".join(parts)
+    return kept, f"snapshot: {fixed + left_out} of {len(entries)} elements failed validation; " + "; ".join(parts), new_index
+
+
+def decode_rgb(png: bytes | None) -> np.ndarray | None:
+    """A PNG's pixels as an RGB array (None for no or unreadable bytes)."""
+    if not png:
+        return None
+    try:
+        with Image.open(io.BytesIO(png)) as image:
+            return np.asarray(image if image.mode == "RGB" else image.convert("RGB"))  # Chromium's PNGs are RGB
+    except Exception:  # noqa: BLE001 - an unreadable screenshot has no pixels
+        return None
 
 
 def _encode(image: Image.Image, fmt: str, quality: int = 80) -> bytes:
@@ -217,6 +232,20 @@ class Rendering(BaseModel):
         step = tile_height or self.viewport[1]
         return [_encode(image.crop((0, top, image.width, min(top + step, image.height))), fmt)
                 for top in range(0, image.height, step)]
+
+    _pixels: Any = PrivateAttr(default=None)
+
+    @property
+    def pixels(self) -> np.ndarray | None:
+        """The full-page capture's pixels (RGB), decoded once for every consumer."""
+        if self._pixels is None and self.full_page_png is not None:
+            self._pixels = decode_rgb(self.full_page_png)
+        return self._pixels
+
+    def with_pixels(self, pixels: np.ndarray | None) -> "Rendering":
+        """Keep pixels already decoded from `full_page_png` (the renderer decodes them once)."""
+        self._pixels = pixels
+        return self
 
     @functools.cached_property
     def viewport_png(self) -> bytes | None:

@@ -66,7 +66,7 @@
   // Properties of form controls and other element types, by interface (`prop(el, "form")`).
   const TYPED = ["HTMLInputElement", "HTMLButtonElement", "HTMLSelectElement", "HTMLTextAreaElement", "HTMLLabelElement",
     "HTMLOutputElement", "HTMLFieldSetElement", "HTMLObjectElement", "HTMLImageElement", "HTMLAnchorElement"];
-  const PROPS = ["type", "value", "form", "control", "checked", "options", "selectedIndex", "complete", "naturalWidth", "href"];
+  const PROPS = ["type", "value", "form", "control", "checked", "options", "selectedIndex", "complete", "naturalWidth", "href", "size"];
   const typed = {};
   for (const name of PROPS) {
     typed[name] = [];
@@ -92,12 +92,27 @@
   const glFinish = [proto("WebGLRenderingContext"), proto("WebGL2RenderingContext")]
     .filter(Boolean).map((p) => [p, method(p, "finish")]);
   const finishDrawing = (gl) => { for (const [p, finish] of glFinish) if (isA(p, gl)) return finish(gl); return undefined; };
-  const math = freeze({ max: Math.max });
+  const math = freeze({ max: Math.max, min: Math.min, abs: Math.abs, sqrt: Math.sqrt, pow: Math.pow, round: Math.round });
   const StringCtor = global.String, PromiseCtor = global.Promise;
+  // A text node's line boxes, as laid out (after transforms), in viewport coordinates.
+  const createRange = method(D, "createRange"), RANGE = proto("Range");
+  const selectNodeContents = method(RANGE, "selectNodeContents"), rangeRects = method(RANGE, "getClientRects");
+  const rectListLength = getter(proto("DOMRectList"), "length"), rectListItem = method(proto("DOMRectList"), "item");
+  const lineBoxes = (node) => {
+    const range = createRange(global.document);
+    selectNodeContents(range, node);
+    const rects = rangeRects(range), out = [];
+    for (let i = 0, n = rectListLength(rects); i < n; i++) {
+      const r = rectListItem(rects, i), one = {};
+      for (const [name, get] of rectGet) one[name] = get(r);
+      out[out.length] = one;
+    }
+    return out;
+  };
 
   return freeze({
     window: global, document: global.document,
-    Map: global.Map, Set: global.Set, WeakSet: global.WeakSet, Promise: PromiseCtor, String: StringCtor,
+    Map: global.Map, Set: global.Set, Array: global.Array, WeakSet: global.WeakSet, Promise: PromiseCtor, String: StringCtor,
     math, parseFloat: global.parseFloat, parseInt: global.parseInt, isFinite: Number.isFinite,
     parse,
     // What one of our scripts returns, as JSON (awaited first if it is a promise): Playwright's
@@ -144,7 +159,8 @@
       const ifNeeded = describe(E, "scrollIntoViewIfNeeded"), intoView = method(E, "scrollIntoView");
       return ifNeeded ? (el) => uncurry(ifNeeded.value)(el, true) : (el) => intoView(el, { block: "center" });
     })(),
-    box, style,
+    box, style, lineBoxes,
+    isSvg: (el) => isA(S, el), isHtml: (el) => isA(H, el),
     tabIndex: (el) => (isA(H, el) ? htmlTabIndex(el) : isA(S, el) ? svgTabIndex(el) : -1),
     // HTMLElement's own getters throw "Illegal invocation" on an SVG or MathML element: ask first.
     isContentEditable: (el) => isA(H, el) && htmlContentEditable(el),

@@ -36,11 +36,12 @@ from playwright.async_api import async_playwright
 from pydantic import BaseModel
 
 from aesenv.render.browser import CHROMIUM_ARGS, BrowserBinary, BrowserLaunch, browser_launch, find_chromium
-from aesenv.render.inpage import ask, in_page, install_natives
+from aesenv.render.inpage import World, WorldScriptError, ask_page, control, in_page, install_natives
 from aesenv.render.live import (LivePage, Session, await_new_document, is_leaving, lost_its_document, note_page_error,
                                 stop_scripts)
 from aesenv.render.models import (ConsoleEntry, MobileProbe, PageMetrics, Rendering, RenderStatus, RequestEntry,
-                                  RequestOutcome, lenient, snapshot_elements)
+                                  RequestOutcome, decode_rgb, lenient, snapshot_elements)
+from aesenv.render.shown import assemble, confirmed, painted, parse_runs, stands_out
 from aesenv.render.settle import settle_drawing, settle_timers, within_a_frame
 from aesenv.render.vendor import library_usage
 from aesenv.render.watchdog import MemoryWatchdog
@@ -51,19 +52,28 @@ ORIGIN = "https://artifact.aesenv.invalid"
 _JS = {name: (resources.files("aesenv.render") / name).read_text()
        for name in ("snapshot.js", "mobile_probe.js", "freeze_animations.js")}
 # After navigation: the document's load event, then its fonts; then what the page set up while it
-# loaded (animation frames run, WebGL contexts made).
-_LOADED = in_page("""(N) => (N.readyState(N.document) === "complete" ? Promise.resolve() : new N.Promise(
+# loaded (animation frames run, WebGL contexts made). A control script: the page's claim, which
+# only decides how the page is settled.
+_LOADED = control("""(N) => (N.readyState(N.document) === "complete" ? Promise.resolve() : new N.Promise(
   (done) => N.listen(N.window, "load", () => done(), { once: true })))
   .then(() => N.fontsReady()).then(() => ({ frames: N.state.frames, webgl: N.webglContexts() }))""")
 # With the real clock, three animation frames stand for the settle slice.
 _THREE_FRAMES = """async () => {
   for (let i = 0; i < 3; i++) await new Promise(r => requestAnimationFrame(() => r()));
 }"""
-# The capture's page calls: stop motion, (the prelude's resize gate), the snapshot as one JSON string.
-_SNAPSHOT = "(N, n) => ({freeze})(N) && ({hold})(true) && ({snapshot})(N, n)"
-_MOBILE_PROBE = "(N) => ({probe})(N)"
+# The capture's calls: in the page's world, close the prelude's gate on its `resize` listeners and
+# collect what only that world knows (frames run, popups held back, the context each canvas was
+# given: claims); then, in ours, stop motion and take the snapshot, which checks those claims.
+_PAGE_FACTS = control("""(N, hold) => {
+  N.state.holdResize = hold;
+  return { frames: N.state.frames, popups: N.state.popups,
+           contexts: N.all(N.document, "canvas").map((c) => { const k = N.contextOf(c); return k ? k.kind : ""; }) };
+}""")
+_SNAPSHOT = in_page("(N, opts) => ({freeze})(N) && ({snapshot})(N, opts)".format(
+    freeze=_JS["freeze_animations.js"], snapshot=_JS["snapshot.js"]))
+_MOBILE_PROBE = in_page("(N) => ({probe})(N)".format(probe=_JS["mobile_probe.js"]))
 # (on) => close or open the prelude's gate on the page's `resize` listeners.
-_HOLD_RESIZE = """(on) => { window.__aesenv__.state.holdResize = on; return true; }"""
+_HOLD_RESIZE = control("(N, on) => { N.state.holdResize = on; return true; }")
 
 
 class RenderConfig(BaseModel):
@@ -253,6 +263,7 @@ class _Prepared:
     page: Page
     cdp: object
     seed: int
+    world: World | None = None
     site: dict[str, bytes | str] = dataclasses.field(default_factory=dict)
     trace: "_Trace" = dataclasses.field(default_factory=lambda: _Trace())
 
@@ -286,6 +297,17 @@ class _Trace:
             yield
         finally:
             self.timings[name] = round((time.perf_counter() - start) * 1000, 1)
+
+
+def _canvas_box(canvas: dict) -> tuple[float, float, float, float]:
+    return tuple(_number(canvas.get(k)) for k in ("x", "y", "w", "h"))  # type: ignore[return-value]
+
+
+def _number(value: object) -> float:
+    """A number from a page's claim, or 0 (a claim is never trusted to be well formed)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0.0
+    return float(value) if value == value and abs(value) < 1e12 else 0.0
 
 
 def _status(trace: _Trace) -> RenderStatus:
@@ -405,7 +427,7 @@ class Renderer:
             try:
                 with self._watchdog:
                     yield Session(rendering, LivePage(prepared.page, prepared.cdp, prepared.trace,
-                                                      self.config.freeze_time, prepared.trace.drawing))
+                                                      self.config.freeze_time, prepared.trace.drawing, prepared.world))
             finally:
                 self._track(self._close_context(prepared.ctx))
 
@@ -442,6 +464,8 @@ class Renderer:
         except asyncio.TimeoutError:
             await self._discard_browser("wedged: a render exceeded its total deadline")
             return self._failed(RenderStatus.INFRA_ERROR, "render exceeded its total deadline", trace), None
+        except WorldScriptError as exc:  # a script of ours broke in our own world: ours
+            return self._failed(RenderStatus.INFRA_ERROR, str(exc), trace), None
         except PlaywrightError as exc:
             if trace.crashed:
                 return self._failed(RenderStatus.CRASHED, "the page crashed its renderer (memory or a "
@@ -503,6 +527,7 @@ class Renderer:
                 await page.clock.pause_at(datetime.fromisoformat(cfg.clock_epoch.replace("Z", "+00:00")))
                 await page.add_init_script(_BROWSER_TIMERS)
             prepared.cdp = await ctx.new_cdp_session(page)
+            prepared.world = World(prepared.cdp)
             return prepared
         except BaseException:
             self._track(self._close_context(ctx))
@@ -547,7 +572,7 @@ class Renderer:
         try:
             if size != (cfg.viewport_width, cfg.viewport_height):  # warm pages have the configured size
                 await prepared.page.set_viewport_size({"width": size[0], "height": size[1]})
-            result = await self._capture(prepared.page, prepared.cdp, entry, trace, size)
+            result = await self._capture(prepared.page, prepared.cdp, prepared.world, entry, trace, size)
             result.provenance = self.provenance
             result.libraries = library_usage(result.requests).model_dump()
             if keep_open and not trace.crashed:
@@ -662,7 +687,7 @@ class Renderer:
         trip), and say what the page set up while loading (`_LOADED`). Waiting inside `goto`
         would mistake a page that tries to navigate away (and is held back) for a hung one."""
         await page.goto(f"{ORIGIN}/{entry}", wait_until="commit")
-        facts = await ask(page, _LOADED)
+        facts = await ask_page(page, _LOADED)
         return facts if isinstance(facts, dict) else None
 
     async def _settle(self, page: Page, trace: _Trace, drawing: bool) -> None:
@@ -690,33 +715,66 @@ class Renderer:
             return await within_a_frame(is_leaving(page), trace, self.config)
         return await asyncio.wait_for(is_leaving(page), self.config.snapshot_timeout_s)
 
-    async def _snapshot(self, page: Page, trace: _Trace) -> object:
-        """Stop motion and take the snapshot (it crosses as one JSON string, see `inpage`;
-        Playwright's per-value protocol validation of a large object would also cost more than
-        the snapshot itself). A document replaced meanwhile (the page reloaded itself) is waited
-        for and snapshotted instead."""
-        script = in_page(_SNAPSHOT.format(freeze=_JS["freeze_animations.js"], hold=_HOLD_RESIZE,
-                                          snapshot=_JS["snapshot.js"]))
-        try:
-            return await ask(page, script, self.config.max_dom_nodes)
-        except PlaywrightError as exc:
-            if not lost_its_document(exc):
-                raise
-        await trace.document_loaded.wait()
-        return await ask(page, script, self.config.max_dom_nodes)
+    async def _snapshot(self, page: Page, world: World, trace: _Trace) -> tuple[object, object]:
+        """Close the resize gate and read the page's claims (its world), then stop motion and take
+        the snapshot (ours; it crosses as one JSON string, see `inpage`). A document replaced
+        meanwhile (the page reloaded itself) is waited for and snapshotted instead."""
+        for attempt in range(2):
+            try:
+                facts = await ask_page(page, _PAGE_FACTS, True)
+            except PlaywrightError as exc:  # the page broke its own world's answer: no claims
+                if lost_its_document(exc) and attempt == 0:
+                    await trace.document_loaded.wait()
+                    continue
+                facts = None
+            facts = facts if isinstance(facts, dict) else {}
+            contexts = facts.get("contexts")
+            options = {"maxNodes": self.config.max_dom_nodes, "maxHeight": self.config.max_full_page_height,
+                       "contexts": [str(c)[:32] for c in contexts[:200]] if isinstance(contexts, list) else []}
+            try:
+                return await world.ask(_SNAPSHOT, options), facts
+            except PlaywrightError as exc:
+                if not lost_its_document(exc) or attempt:
+                    raise
+            await trace.document_loaded.wait()
+        return None, {}
 
     @staticmethod
-    def _validated(snap: object) -> tuple[list, PageMetrics, list[str]]:
+    def _validated(snap: object, pixels, scale: float) -> tuple[list, PageMetrics, list[str]]:
         """Elements and metrics from the snapshot, each value that fails validation reset or left
-        out and said so in the notes: a page's values never make a render raise."""
+        out and said so in the notes (a page's values never make a render raise); the shown text
+        assembled from the runs the screenshot confirms (`aesenv.render.shown`)."""
         if not isinstance(snap, dict):
             return [], PageMetrics(), []
-        elements, note = snapshot_elements(snap.get("elements"))
+        elements, note, index = snapshot_elements(snap.get("elements"))
         notes = [note] if note else []
         metrics, bad = lenient(PageMetrics, snap.get("metrics"))
         if bad:
             notes.append(f"snapshot: page metrics failed validation; defaults for {', '.join(bad)}")
-        return elements, metrics or PageMetrics(), notes
+        metrics = metrics or PageMetrics()
+        # Runs name elements by their index among the snapshot's entries; renumber to those kept,
+        # keep the runs the screenshot confirms and the elements a person sees (`shown`).
+        runs = parse_runs(snap.get("runs"))
+        for run in runs:
+            run.element = index[run.element] if 0 <= run.element < len(index) else -1
+        runs, unconfirmed = confirmed(runs, pixels, scale)
+        elements, nearest = painted(elements, runs, pixels, scale)
+        for run in runs:
+            run.element = nearest[run.element] if 0 <= run.element < len(nearest) else -1
+        shown = assemble(runs, [e.tag for e in elements], [e.parent for e in elements])
+        for i, element in enumerate(elements):
+            element.text = shown.element_text.get(i, "")
+            element.text_len = len(element.text)
+        metrics.visible_text = shown.visible_text
+        metrics.text_chars = len(shown.visible_text)
+        metrics.headings = shown.headings
+        # Pictures count where the screenshot shows them (an empty or transparent one does not).
+        metrics.images_total = sum(e.tag == "img" for e in elements) + metrics.images_broken
+        metrics.canvases = [c for c in metrics.canvases if pixels is None or stands_out(pixels, _canvas_box(c), scale)]
+        if unconfirmed:
+            notes.append(f"{unconfirmed} of {len(runs) + unconfirmed} text runs showed no ink in the screenshot: "
+                         "not page text")
+        return elements, metrics, notes
 
     @staticmethod
     async def _at_size(page: Page, width: int, height: int, then=None):
@@ -724,12 +782,13 @@ class Renderer:
         await page.set_viewport_size({"width": width, "height": height})
         return await then() if then is not None else True
 
-    async def _capture(self, page: Page, cdp, entry: str, trace: _Trace, size: tuple[int, int]) -> Rendering:
+    async def _capture(self, page: Page, cdp, world: World, entry: str, trace: _Trace,
+                       size: tuple[int, int]) -> Rendering:
         cfg = self.config
         width, height = size
         loaded = await self._bounded("navigate", self._open(page, entry), cfg.navigation_timeout_s, trace, cdp)
-        frames_at_load = loaded.get("frames", 0) if isinstance(loaded, dict) else 0
-        drawing = cfg.freeze_time and isinstance(loaded, dict) and loaded.get("webgl", 0) > 0
+        frames_at_load = _number(loaded.get("frames")) if isinstance(loaded, dict) else 0
+        drawing = cfg.freeze_time and isinstance(loaded, dict) and (_number(loaded.get("webgl")) or 0) > 0
         trace.drawing = drawing
         # A WebGL page's settle stage is bounded frame by frame instead (see `aesenv.render.settle`).
         settle_timeout = None if drawing else cfg.settle_timeout_s
@@ -738,24 +797,27 @@ class Renderer:
         # The page's resize handlers are held during the capture: a full-page capture resizes the
         # view, and a handler that resets a canvas (`canvas.width = innerWidth`) would blank the
         # frame it drew, with a frozen clock to never draw it again.
-        snap = await self._bounded("snapshot", self._snapshot(page, trace), cfg.snapshot_timeout_s, trace, cdp)
-        elements, metrics, notes = self._validated(snap)
-        if not drawing and isinstance(snap, dict):  # a WebGL page's settle counts its own frames
-            trace.settle_frames = max(0, int(snap.get("frames") or 0) - frames_at_load)
-        doc_height = int(metrics.doc_height or height)
-        captured = max(height, min(doc_height, cfg.max_full_page_height))
+        taken = await self._bounded("snapshot", self._snapshot(page, world, trace), cfg.snapshot_timeout_s, trace, cdp)
+        snap, facts = taken if isinstance(taken, tuple) else (None, {})
+        metrics_raw = snap.get("metrics") if isinstance(snap, dict) else None
+        doc_height = _number(metrics_raw.get("doc_height") if isinstance(metrics_raw, dict) else None) or height
+        if not drawing:  # a WebGL page's settle counts its own frames
+            trace.settle_frames = max(0, int(_number(facts.get("frames")) or 0) - int(frames_at_load))
+        captured = int(max(height, min(doc_height, cfg.max_full_page_height)))
         shot = await self._bounded("screenshot", cdp.send("Page.captureScreenshot", {
             "format": "png", "optimizeForSpeed": True, "captureBeyondViewport": True, "fromSurface": True,
             "clip": {"x": 0, "y": 0, "width": width, "height": captured, "scale": 1}}),
             cfg.capture_timeout_s, trace, cdp)
         full_png = base64.b64decode(shot["data"]) if isinstance(shot, dict) and "data" in shot else None
-        await self._bounded("release_resize", page.evaluate(f"({_HOLD_RESIZE})(false)"), cfg.capture_timeout_s,
-                            trace, cdp)
+        await self._bounded("release_resize", ask_page(page, _HOLD_RESIZE, False), cfg.capture_timeout_s, trace, cdp)
+        pixels = decode_rgb(full_png)
+        scale = pixels.shape[1] / width if pixels is not None and width else 1.0
+        elements, metrics, notes = self._validated(snap, pixels, scale)
+        metrics.popups_blocked = int(_number(facts.get("popups")) or 0)
         # A resize waits for the renderer to answer, so it is bounded like any page call: a
         # page still busy parsing a flood would otherwise hold the render past every deadline.
         probe = await self._bounded("mobile_probe", self._at_size(
-            page, cfg.mobile_width, cfg.mobile_height,
-            lambda: ask(page, in_page(_MOBILE_PROBE.format(probe=_JS["mobile_probe.js"])))),
+            page, cfg.mobile_width, cfg.mobile_height, lambda: world.ask(_MOBILE_PROBE)),
                                     cfg.snapshot_timeout_s, trace, cdp)
         mobile, bad = lenient(MobileProbe, probe) if probe is not None else (None, [])
         if bad:
@@ -766,6 +828,6 @@ class Renderer:
             viewport=(width, height),
             full_page_png=full_png, captured_height=captured if full_png else 0,
             height_capped=doc_height > cfg.max_full_page_height,
-            elements=elements, elements_truncated=bool(snap and snap.get("truncated")),
+            elements=elements, elements_truncated=bool(isinstance(snap, dict) and snap.get("truncated")),
             metrics=metrics, mobile=mobile, console=trace.console, page_errors=trace.page_errors,
-            requests=trace.requests, dialogs=trace.dialogs, timings_ms=trace.timings)
+            requests=trace.requests, dialogs=trace.dialogs, timings_ms=trace.timings).with_pixels(pixels)

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from playwright.async_api import Error as PlaywrightError, Page
 
-from aesenv.render.inpage import ask
+from aesenv.render.inpage import ask_page
 from aesenv.render.live import DRAWN, FRAME_MS, HOLD_FRAMES, lost_its_document, run_clock
 from aesenv.render.watchdog import gpu_cpu_seconds
 
@@ -123,7 +123,7 @@ async def within_a_frame(call, trace: SettleTrace, config: SettleConfig):
 
 
 async def _drawn(page: Page) -> int:
-    return _count(await ask(page, DRAWN))
+    return _count(await ask_page(page, DRAWN))
 
 
 async def _run_and_draw(page: Page, ms: int, trace: SettleTrace, *, hold_ms: int = 0) -> int:
@@ -131,7 +131,7 @@ async def _run_and_draw(page: Page, ms: int, trace: SettleTrace, *, hold_ms: int
     timers run, in order; the frames it asks for meanwhile wait for the first one after), and
     wait until what it drew is drawn; the frames run so far."""
     if hold_ms > 0:
-        await ask(page, HOLD_FRAMES, hold_ms)
+        await ask_page(page, HOLD_FRAMES, hold_ms)
     await advance(page, ms, trace)
     return await _drawn(page)
 

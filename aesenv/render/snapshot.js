@@ -1,53 +1,15 @@
-// Snapshot of what a visitor sees: visible elements with boxes, own text and computed
-// styles, plus page-level counts. Runs inside the page through the natives `N` (see
-// natives.js: nothing is read off a page object directly); returns plain JSON.
-(N, maxNodes) => {
+// Snapshot of what a visitor sees: the shown elements (aesenv/render/seen.js) with their boxes and
+// computed styles, the shown text as runs in document order (each with the element it belongs
+// to and its box, so the renderer can confirm it in the screenshot), and page-level counts. Runs
+// in our isolated world through the natives `N`; returns plain JSON.
+(N, opts) => {
   const SKIP = new N.Set(["SCRIPT", "STYLE", "HEAD", "META", "LINK", "TITLE", "NOSCRIPT", "TEMPLATE", "BR", "WBR"]);
   const INTERACTIVE = new N.Set(["A", "BUTTON", "INPUT", "SELECT", "TEXTAREA", "SUMMARY", "LABEL", "OPTION"]);
+  const maxNodes = opts.maxNodes;
   const doc = N.document, body = N.body(doc), root = N.root(doc), view = N.viewport();
+  const seen = N.seen({ maxHeight: opts.maxHeight });
   const num = N.parseFloat, int = (text) => N.parseInt(text, 10);
-  // Computed colors may be oklch()/lab()/color() (Tailwind v4 emits oklch); consumers get sRGB.
-  const probe = N.createElement(doc, "canvas");
-  N.setWidth(probe, 1);
-  N.setHeight(probe, 1);
-  const pctx = N.getContext(probe, "2d", { willReadFrequently: true });
-  const rgbCache = new N.Map();
-  const toRgb = (c) => {
-    if (!c || c.startsWith("rgb") || !pctx) return c;
-    if (rgbCache.has(c)) return rgbCache.get(c);
-    N.ctx2d.clearRect(pctx, 0, 0, 1, 1);
-    N.ctx2d.setFill(pctx, "#000");
-    N.ctx2d.setFill(pctx, c);
-    N.ctx2d.fillRect(pctx, 0, 0, 1, 1);
-    const d = N.ctx2d.pixel(pctx);
-    const out = d[3] === 255 ? `rgb(${d[0]}, ${d[1]}, ${d[2]})`
-      : `rgba(${d[0]}, ${d[1]}, ${d[2]}, ${d[3] === 0 ? 0 : +(d[3] / 255).toFixed(3)})`;
-    rgbCache.set(c, out);
-    return out;
-  };
   const transparent = (c) => !c || c === "transparent" || /rgba\([^)]*,\s*0\)$/.test(c);
-  const bgCache = new N.Map();
-  const effectiveBg = (el) => {
-    const chain = [];
-    let node = el, found = null;
-    while (node && N.nodeType(node) === 1) {
-      if (bgCache.has(node)) { found = bgCache.get(node); break; }
-      chain.push(node);
-      const css = N.style(node);
-      if (css("background-image") && css("background-image") !== "none") { found = "image"; break; }
-      const own = toRgb(css("background-color"));
-      if (!transparent(own)) { found = own; break; }
-      node = N.parent(node);
-    }
-    if (found === null) found = "rgb(255, 255, 255)";
-    for (const n of chain) bgCache.set(n, found);
-    return found;
-  };
-  const ownText = (el) => {
-    let t = "";
-    for (const c of N.childNodes(el)) if (N.nodeType(c) === 3) t += N.text(c);
-    return t.replace(/\s+/g, " ").trim();
-  };
   const classesOf = (el) => N.String(N.className(el) || "").split(/\s+/).filter(Boolean).slice(0, 4);
   const elements = [];
   const index = new N.Map();
@@ -57,26 +19,26 @@
     const tag = N.tag(el);
     if (SKIP.has(tag)) continue;
     if (elements.length >= maxNodes) { truncated = true; break; }
-    const r = N.box(el);
-    if (r.width < 1 || r.height < 1) continue;
-    const css = N.style(el);
-    if (css("display") === "none" || css("visibility") === "hidden" || num(css("opacity")) < 0.05) continue;
-    const text = ownText(el);
+    const shown = seen.element(el);
+    if (!shown.shown) continue;
+    const css = seen.css(el);
     let parent = N.parent(el), pidx = -1;
     while (parent) { if (index.has(parent)) { pidx = index.get(parent); break; } parent = N.parent(parent); }
     index.set(el, elements.length);
     const fontSize = num(css("font-size")), lineHeight = css("line-height"), zIndex = css("z-index");
-    const background = toRgb(css("background-color"));
+    const background = seen.toRgb(css("background-color"));
+    const behind = seen.firstBackground(el);
+    const b = shown.box;
     elements.push({
       tag: tag.toLowerCase(),
       id: N.id(el) || "",
       classes: classesOf(el),
       parent: pidx,
-      x: r.left + view.scrollX, y: r.top + view.scrollY, w: r.width, h: r.height,
-      text: text.slice(0, 300),
-      text_len: text.length,
-      color: toRgb(css("color")),
-      background: effectiveBg(el),
+      x: b.x0, y: b.y0, w: b.x1 - b.x0, h: b.y1 - b.y0,
+      opacity: +shown.opacity.toFixed(3),
+      paints: seen.paints(el),
+      color: seen.toRgb(css("color")),
+      background: behind,
       own_background: transparent(background) ? "" : background,
       background_image: css("background-image") !== "none",
       border: num(css("border-top-width")) > 0 || num(css("border-left-width")) > 0,
@@ -94,39 +56,53 @@
       transform_3d: /matrix3d/.test(css("transform")) || css("transform-style") === "preserve-3d" || css("perspective") !== "none",
     });
   }
+  // The shown text, run by run: [element index (its nearest listed ancestor), text, x, y, w, h, gap,
+  // case] (`case`: the text-transform the screen shows it in).
+  const runs = [];
+  let chars = 0;
+  if (body) {
+    seen.runs(body, (raw, parent, box, gap, how) => {
+      if (chars >= 40000) return;
+      let owner = parent, at = -1;
+      while (owner) { if (index.has(owner)) { at = index.get(owner); break; } owner = N.parent(owner); }
+      const t = raw.replace(/\s+/g, " ");
+      chars += t.length;
+      runs.push([at, t.slice(0, 2000), box.x0, box.y0, box.x1 - box.x0, box.y1 - box.y0, gap ? 1 : 0,
+                 how === "uppercase" || how === "lowercase" || how === "capitalize" ? how : ""]);
+    }, 5000);
+  }
   const counts = {};
   const everything = N.all(doc, "*");
   for (const el of everything) {
     const t = N.tag(el).toLowerCase();
     counts[t] = (counts[t] || 0) + 1;
   }
-  const imgs = N.all(doc, "img");
-  const visibleText = body ? (N.innerText(body) || "").replace(/\s+/g, " ").trim() : "";
+  const shownImages = N.all(doc, "img").filter((i) => seen.element(i).shown);
+  // The context each canvas was given is the page's claim (noted in its world): it holds only
+  // where the canvas really has a context of that kind (asking for the same kind returns it).
+  const claims = N.Array.isArray(opts.contexts) ? opts.contexts : [];
+  const shownCanvases = N.all(doc, "canvas").map((c, i) => [c, i]).filter(([c]) => seen.element(c).shown);
   return {
     elements,
     truncated,
-    frames: N.state.frames,  // animation frames the page has run (counted by the renderer's timers)
+    runs,
     metrics: {
       title: N.String(N.title(doc) || ""),
       lang: (root && N.attr(root, "lang")) || "",
       doc_width: N.math.max(root ? N.scrollWidth(root) : 0, body ? N.scrollWidth(body) : 0),
-      doc_height: N.math.max(root ? N.scrollHeight(root) : 0, body ? N.scrollHeight(body) : 0),
+      doc_height: seen.docHeight,
       viewport_width: view.width,
       viewport_height: view.height,
       node_count: everything.length,
-      popups_blocked: N.state.popups,
       tag_counts: counts,
-      text_chars: visibleText.length,
-      visible_text: visibleText.slice(0, 20000),
-      images_total: imgs.length,
-      images_broken: imgs.filter((i) => N.prop(i, "complete") && N.prop(i, "naturalWidth") === 0).length,
-      canvases: N.all(doc, "canvas").map((c) => {
-        const r = N.box(c), context = N.contextOf(c);
-        return { w: r.width, h: r.height, context: context ? context.kind : "" };
+      images_total: shownImages.length,
+      images_broken: shownImages.filter((i) => N.prop(i, "complete") && N.prop(i, "naturalWidth") === 0).length,
+      canvases: shownCanvases.map(([c, i]) => {
+        const r = N.box(c), kind = typeof claims[i] === "string" ? claims[i] : "";
+        return { x: r.left + view.scrollX, y: r.top + view.scrollY, w: r.width, h: r.height,
+                 context: kind && N.getContext(c, kind) ? kind : "" };
       }),
-      headings: N.all(doc, "h1,h2,h3,h4,h5,h6").slice(0, 50).map((h) => ({
-        level: int(N.tag(h)[1]), text: (N.innerText(h) || "").trim().slice(0, 120),
-      })),
+      headings: [],
     },
   };
 }

@@ -41,10 +41,10 @@ async def requirement_potential(task: Task, rendering: Rendering, live: LivePage
     if live is not None and (tables or charts):
         try:
             if tables:
-                rendered = await read_tables(live)
+                rendered = await read_tables(live, rendering.pixels)
                 met += sum(check_tables([t], rendered).passed for t in tables)
             if charts:
-                found = (await read_charts(live))["charts"]
+                found = (await read_charts(live, rendering.pixels))["charts"]
                 met += sum(check_charts([c], found).passed for c in charts)
         except PageFault:
             pass

@@ -82,7 +82,7 @@ class TableChannel(VerifierChannel):
         return requirements_of(task, TableData)
 
     async def check(self, evidence: Evidence, subject: list[TableData]) -> Check:
-        return check_tables(subject, await read_tables(evidence.live))
+        return check_tables(subject, await read_tables(evidence.live, evidence.rendering.pixels))
 
 
 class ChartChannel(VerifierChannel):
@@ -95,7 +95,9 @@ class ChartChannel(VerifierChannel):
         return requirements_of(task, ChartData)
 
     async def check(self, evidence: Evidence, subject: list[ChartData]) -> Check:
-        found = await read_charts(evidence.live)
+        found = await read_charts(evidence.live, evidence.rendering.pixels)
         check = check_charts(subject, found["charts"])
         check.payload["echarts_loaded"] = found["library"]
+        if found["unconfirmed"]:
+            check.payload["claimed_not_drawn"] = found["unconfirmed"][:10]
         return check

@@ -40,14 +40,18 @@ _REGIONS = {"header", "footer", "nav", "main", "section", "aside", "article", "f
 _PICTURES = {"img", "svg", "picture", "video"}
 _INPUTS = {"input", "select", "textarea"}
 
-# Pictures' names as a visitor (or a screen reader) gets them; boxes match the snapshot's.
-_MEDIA_JS = """(maxItems) => [...document.querySelectorAll("img, svg, picture, video, canvas, [role=img]")]
-  .slice(0, maxItems).map((el) => { const r = el.getBoundingClientRect();
-    const src = (el.currentSrc || el.getAttribute("src") || "").split(/[?#]/)[0].split("/").pop();
-    const name = el.getAttribute("alt") || el.getAttribute("aria-label") || el.getAttribute("title")
-      || (el.querySelector && el.querySelector("title") ? el.querySelector("title").textContent : "") || "";
-    return { box: [r.left + scrollX, r.top + scrollY, r.width, r.height], name: name.trim().slice(0, 200),
-             src: src.startsWith("data:") ? "" : src.slice(0, 200) }; })"""
+# The shown pictures' names as a visitor (or a screen reader) gets them; boxes match the
+# snapshot's. In our isolated world, through the natives and `N.seen`.
+_MEDIA_JS = """(maxItems) => {
+  const N = globalThis.__aesenv__, seen = N.seen({});
+  return N.all(N.document, "img, svg, picture, video, canvas, [role=img]").filter((el) => seen.element(el).shown)
+    .slice(0, maxItems).map((el) => { const b = seen.element(el).box;
+      const src = N.String(N.attr(el, "src") || "").split(/[?#]/)[0].split("/").pop();
+      const titled = N.all(el, "title")[0];
+      const name = N.attr(el, "alt") || N.attr(el, "aria-label") || N.attr(el, "title") || (titled ? N.text(titled) : "") || "";
+      return { box: [b.x0, b.y0, b.x1 - b.x0, b.y1 - b.y0], name: N.String(name).trim().slice(0, 200),
+               src: src.startsWith("data:") ? "" : src.slice(0, 200) }; });
+}"""
 
 
 class Box(BaseModel):
@@ -380,11 +384,11 @@ def _parent_of(nodes: list[GraphNode], node_id: str | None) -> str | None:
     return node.parent if node else None
 
 
-async def read_page(live: LivePage) -> tuple[list[dict], list[list[list[str]]], list[dict]]:
-    """The three page reads the graph uses: charts, tables, picture names. The page runs them
-    (and may have replaced the browser APIs they call), so only well-formed entries are kept."""
-    charts = (await read_charts(live)).get("charts")
-    tables = await read_tables(live)
+async def read_page(live: LivePage, pixels=None) -> tuple[list[dict], list[list[list[str]]], list[dict]]:
+    """The three page reads the graph uses: the charts the pixels confirm, the shown tables,
+    the shown pictures' names; only well-formed entries are kept."""
+    charts = (await read_charts(live, pixels)).get("charts")
+    tables = await read_tables(live, pixels)
     media = await live.evaluate(_MEDIA_JS, 200)
     return ([c for c in charts or [] if _well_formed(c)],
             [t for t in tables or [] if isinstance(t, list) and all(isinstance(r, list) for r in t)],
@@ -406,6 +410,7 @@ async def design_graph_of(evidence: Evidence) -> DesignGraph:
 
 
 async def _parse(evidence: Evidence) -> DesignGraph:
-    charts, tables, media = await read_page(evidence.live) if evidence.live is not None else ([], [], [])
+    pixels = evidence.rendering.pixels if evidence.rendering is not None else None
+    charts, tables, media = await read_page(evidence.live, pixels) if evidence.live is not None else ([], [], [])
     canvas = (evidence.task.canvas.width, evidence.task.canvas.height) if evidence.task.canvas else None
     return parse_design_graph(evidence.rendering, charts=charts, tables=tables, media=media, canvas=canvas)

@@ -1,26 +1,58 @@
-"""Reads from the live page: HTML tables as rendered, and the options of live ECharts instances.
+"""Reads from the live page: HTML tables as shown, and the live ECharts instances that are drawn.
 
-Both run inside the page under the live page's deadline; they return plain JSON, capped in size
-so a hostile page cannot flood the record.
+Tables are read in our isolated world (`aesenv.render.inpage`), through the one definition of
+what is shown (`seen.js`): a table off the captured area, transparent, clipped or covered is not
+on the page, and a cell's text is its shown text. An ECharts instance's options live only in the
+page's own world, so what a chart claims there (its container, data and colours) counts only
+where our world and the screenshot confirm it: the container it names is shown and large enough
+to hold a chart, and the screenshot shows marks in it, in the colours its series claim. Answers
+are plain JSON, capped in size so a hostile page cannot flood the record.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from aesenv.render.live import LivePage
+from aesenv.render.shown import has_ink
 
 MAX_TABLES = 20
 MAX_ROWS = 200
 MAX_CHARTS = 20
 MAX_POINTS = 1000
 
-# Visible tables only (a table hidden with CSS is not shown to anyone); cells as innerText.
+MIN_CHART_PX = (80, 50)  # a container smaller than this cannot show a chart anyone reads
+MIN_CHART_INK = 0.002    # share of the container's pixels that must be marks (a thin line chart: ~0.5%)
+COLOUR_NEAR = 40         # per-channel distance within which a pixel has a series' claimed colour
+MIN_COLOUR_SHARE = 0.001  # of the container's pixels in each claimed series colour
+
+# Shown tables only, each with its box (page pixels) and its cells' shown text; in our world.
 _TABLES_JS = """([maxTables, maxRows]) => {
-  const shown = (el) => { const r = el.getBoundingClientRect(), cs = getComputedStyle(el);
-    return r.width >= 1 && r.height >= 1 && cs.visibility !== "hidden" && cs.display !== "none"; };
-  return [...document.querySelectorAll("table")].filter(shown).slice(0, maxTables).map((t) =>
-    [...t.rows].slice(0, maxRows).map((row) => [...row.cells].map((c) => (c.innerText || "").trim())));
+  const N = globalThis.__aesenv__, seen = N.seen({});
+  const out = [];
+  for (const t of N.all(N.document, "table")) {
+    if (out.length >= maxTables) break;
+    const shown = seen.element(t);
+    if (!shown.shown) continue;
+    const rows = N.all(t, "tr").filter((r) => N.closest(r, "table") === t).slice(0, maxRows);
+    const b = shown.seen;
+    out.push({ box: [b.x0, b.y0, b.x1 - b.x0, b.y1 - b.y0],
+               rows: rows.map((r) => N.all(r, "td,th").filter((c) => N.parent(c) === r).map((c) => seen.textIn(c, 500))) });
+  }
+  return out;
+}"""
+
+# Every element ECharts marked as a container, in document order (the same order in both
+# worlds): its shown part and whether a drawing surface inside it is shown; in our world.
+_CONTAINERS_JS = """(maxCharts) => {
+  const N = globalThis.__aesenv__, seen = N.seen({});
+  return N.all(N.document, "[_echarts_instance_]").slice(0, 4 * maxCharts).map((el) => {
+    const shown = seen.element(el), b = shown.seen;
+    const surface = N.all(el, "canvas, svg").some((s) => seen.element(s).shown);
+    return { shown: shown.shown && surface, opacity: shown.opacity, box: [b.x0, b.y0, b.x1 - b.x0, b.y1 - b.y0] };
+  });
 }"""
 
 # Instances are found by the attribute `echarts.init` puts on its container and read back with
@@ -59,20 +91,19 @@ _CHARTS_JS = """([maxCharts, maxPoints]) => {
   const column = (t, dim) => { const i = typeof dim === "number" ? dim : t.dims.indexOf(String(dim));
     return i < 0 ? [] : t.rows.map((r) => r[i]); };
   const charts = [];
-  for (const el of document.querySelectorAll("[_echarts_instance_]")) {
+  const containers = [...document.querySelectorAll("[_echarts_instance_]")];
+  for (let at = 0; at < containers.length; at++) {
     if (charts.length >= maxCharts) break;
-    const inst = ec.getInstanceByDom(el);
+    const inst = ec.getInstanceByDom(containers[at]);
     if (!inst || (inst.isDisposed && inst.isDisposed())) continue;
-    const surface = [...el.querySelectorAll("canvas, svg")].some((s) => {
-      const r = s.getBoundingClientRect(); return r.width >= 1 && r.height >= 1; });
-    if (!surface) continue;
     const opt = inst.getOption() || {};
+    const palette = list(opt.color).filter((c) => typeof c === "string");
+    const visual = list(opt.visualMap).length > 0;
     const datasets = list(opt.dataset).map(table);
     let categories = [...axes(opt.xAxis), ...axes(opt.yAxis)];
     if (!categories.length && datasets[0]) categories = [column(datasets[0], 0).map(label)];
-    const r = el.getBoundingClientRect();
     charts.push({
-      box: [r.left + scrollX, r.top + scrollY, r.width, r.height],
+      container: at,
       categories,
       series: list(opt.series).slice(0, 50).map((s, index) => {
         let data = Array.isArray(s.data) ? s.data.slice(0, maxPoints) : [];
@@ -89,7 +120,11 @@ _CHARTS_JS = """([maxCharts, maxPoints]) => {
           names = column(t, nameDim).map(label);
           if (!name) name = typeof valueDim === "number" ? (t.dims[valueDim] ?? "") : String(valueDim);
         }
-        return { type: String(s.type || ""), name, values: data.map(point), names };
+        const style = s.itemStyle || s.lineStyle || {};
+        // A colour set by a gradient, a callback or a visual map is not claimed (not checked).
+        const colour = visual ? "" : typeof style.color === "string" ? style.color
+          : style.color == null && palette.length ? palette[index % palette.length] : "";
+        return { type: String(s.type || ""), name, values: data.map(point), names, colour: String(colour).slice(0, 40) };
       }),
     });
   }
@@ -97,10 +132,95 @@ _CHARTS_JS = """([maxCharts, maxPoints]) => {
 }"""
 
 
-async def read_tables(live: LivePage) -> list[list[list[str]]]:
-    return await live.evaluate(_TABLES_JS, [MAX_TABLES, MAX_ROWS])
+async def read_tables(live: LivePage, pixels: np.ndarray | None = None) -> list[list[list[str]]]:
+    """The shown tables' rows of cell texts; with the screenshot's pixels, only tables that
+    show ink in it."""
+    tables = await live.evaluate(_TABLES_JS, [MAX_TABLES, MAX_ROWS])
+    return [t["rows"] for t in tables if pixels is None or has_ink(pixels, tuple(t["box"]))]
 
 
-async def read_charts(live: LivePage) -> dict[str, Any]:
-    """`{"library": whether window.echarts exists, "charts": [{box, categories, series}]}`."""
-    return await live.evaluate(_CHARTS_JS, [MAX_CHARTS, MAX_POINTS])
+async def read_charts(live: LivePage, pixels: np.ndarray | None = None) -> dict[str, Any]:
+    """`{"library": whether the page claims ECharts, "charts": [{box, categories, series}],
+    "unconfirmed": [why each claimed chart did not count]}`: the page's claims (read in its
+    own world), kept where our world finds their container shown and the pixels show marks
+    in the claimed colours."""
+    claimed = await live.evaluate_in_page(_CHARTS_JS, [MAX_CHARTS, MAX_POINTS])
+    if not isinstance(claimed, dict) or not isinstance(claimed.get("charts"), list):
+        return {"library": False, "charts": [], "unconfirmed": ["the page's chart claims are not readable"]}
+    containers = await live.evaluate(_CONTAINERS_JS, MAX_CHARTS)
+    charts, unconfirmed = [], []
+    for chart in claimed["charts"][:MAX_CHARTS]:
+        if not isinstance(chart, dict):
+            continue
+        at = chart.get("container")
+        box = containers[at] if isinstance(at, int) and 0 <= at < len(containers) else None
+        why = _unconfirmed(chart, box, pixels)
+        if why:
+            unconfirmed.append(why)
+            continue
+        charts.append({**chart, "box": box["box"]})
+    return {"library": bool(claimed.get("library")), "charts": charts, "unconfirmed": unconfirmed}
+
+
+def _unconfirmed(chart: dict[str, Any], container: dict[str, Any] | None, pixels: np.ndarray | None) -> str:
+    """Why a claimed chart does not count ("" when it does)."""
+    if container is None or not container.get("shown"):
+        return "a chart whose container is not shown"
+    x, y, w, h = container["box"]
+    if w < MIN_CHART_PX[0] or h < MIN_CHART_PX[1] or container.get("opacity", 1) < 0.5:
+        return f"a chart in a container of {w:.0f}x{h:.0f}px: too small or faint to read"
+    if pixels is None:
+        return ""
+    crop = _crop(pixels, (x, y, w, h))
+    if crop is None or not has_ink(pixels, (x, y, w, h)) or _ink_share(crop) < MIN_CHART_INK:
+        return "a chart whose container shows no marks in the screenshot"
+    missing = [s.get("name") or s.get("colour") for s in chart.get("series", [])[:20]
+               if isinstance(s, dict) and not _shows_colour(crop, str(s.get("colour") or ""))]
+    if missing:
+        return f"a chart whose series {missing[:5]} are not drawn in their colours"
+    return ""
+
+
+def _crop(pixels: np.ndarray, box: tuple[float, float, float, float]) -> np.ndarray | None:
+    height, width = pixels.shape[:2]
+    x, y, w, h = box
+    x0, y0, x1, y1 = max(0, int(x)), max(0, int(y)), min(width, int(x + w)), min(height, int(y + h))
+    if x1 - x0 < 2 or y1 - y0 < 2:
+        return None
+    step = max(1, int(((x1 - x0) * (y1 - y0) / 40_000) ** 0.5))
+    return pixels[y0:y1:step, x0:x1:step, :3].reshape(-1, 3).astype(np.int16)
+
+
+def _ink_share(flat: np.ndarray) -> float:
+    codes = ((flat[:, 0] >> 4) << 8) | ((flat[:, 1] >> 4) << 4) | (flat[:, 2] >> 4)
+    mode = np.bincount(codes.astype(np.int64), minlength=4096).argmax()
+    background = flat[codes == mode].mean(axis=0)
+    return float((np.abs(flat - background).max(axis=1) > 24).mean())
+
+
+def _shows_colour(flat: np.ndarray, colour: str) -> bool:
+    """Whether the crop shows the claimed colour (an unparsable or gradient claim is not checked)."""
+    rgb = _parse_colour(colour)
+    if rgb is None:
+        return True
+    near = (np.abs(flat - np.array(rgb, dtype=np.int16)).max(axis=1) <= COLOUR_NEAR).mean()
+    return float(near) >= MIN_COLOUR_SHARE
+
+
+def _parse_colour(text: str) -> tuple[int, int, int] | None:
+    text = text.strip().lower()
+    if text.startswith("#") and len(text) in (4, 7):
+        digits = text[1:]
+        if len(digits) == 3:
+            digits = "".join(c * 2 for c in digits)
+        try:
+            return int(digits[0:2], 16), int(digits[2:4], 16), int(digits[4:6], 16)
+        except ValueError:
+            return None
+    if text.startswith("rgb"):
+        parts = text[text.find("(") + 1:text.rfind(")")].replace("/", " ").replace(",", " ").split()
+        try:
+            return int(float(parts[0])), int(float(parts[1])), int(float(parts[2]))
+        except (ValueError, IndexError):
+            return None
+    return None

@@ -23,41 +23,49 @@ from aesenv.webdev.tasks import ChecklistItem, CompositeTask, Dimension, Expect,
 GRADE_2 = 0.6
 STEP_TIMEOUT_S = 5.0
 
-# What a user can see: the element has a box and is not hidden, undisplayed or fully transparent.
-_VISIBLE = """  const visible = (el) => { const b = el.getBoundingClientRect(), s = getComputedStyle(el);
-    return b.width > 0 && b.height > 0 && s.visibility !== 'hidden' && s.display !== 'none' && s.opacity !== '0'; };
+# These run in our isolated world (`LivePage.evaluate`) and read the page through the natives `N`
+# and the one definition of what a person sees (`N.seen`, aesenv/render/seen.js): an element
+# counts when it is shown, text when it is shown text. (A named form field or image can shadow
+# `document.getElementById` or `form.id` in every world; the natives cannot be shadowed.)
+_SEEN = """  const N = globalThis.__aesenv__, seen = N.seen({}), doc = N.document;
+  const visible = (el) => seen.element(el).shown;
+  const query = (sel) => N.all(doc, sel);
+  const shownText = (el) => seen.textIn(el, 200000);
+  const fieldText = (el) => shownText(el) || N.String(N.prop(el, 'value') || '');
+  const byId = (id) => { try { return N.all(doc, '#' + N.escapeCss(id))[0] || null; } catch (x) { return null; } };
 """
 
 _TARGET_JS = """([selector, text]) => {
-""" + _VISIBLE + """  let el;
-  const has = (el) => !text || (el.innerText || el.value || '').replace(/\\s+/g, ' ').toLowerCase().includes(text.toLowerCase());
-  try { el = [...document.querySelectorAll(selector)].find((x) => visible(x) && has(x)); } catch (e) { return {error: 'invalid selector'}; }
+""" + _SEEN + """  let el;
+  const has = (el) => !text || fieldText(el).replace(/\\s+/g, ' ').toLowerCase().includes(text.toLowerCase());
+  try { el = query(selector).find((x) => visible(x) && has(x)); } catch (e) { return {error: 'invalid selector'}; }
   if (!el) return null;
-  el.scrollIntoView({block: 'center', inline: 'center'});
-  const b = el.getBoundingClientRect();
+  N.reveal(el);
+  const b = N.box(el);
   return {x: b.left + b.width / 2, y: b.top + b.height / 2};
 }"""
 
 # Picks the option whose text contains `value` in the first visible match, as a user's choice
 # does: the native value setter (which React's value tracking sees), then input and change.
 _SELECT_JS = """([selector, text, value]) => {
-""" + _VISIBLE + """  const has = (el) => !text || (el.innerText || '').toLowerCase().includes(text.toLowerCase());
-  const el = [...document.querySelectorAll(selector)].find((x) => visible(x) && has(x) && x.options);
+""" + _SEEN + """  const has = (el) => !text || shownText(el).toLowerCase().includes(text.toLowerCase());
+  let el;
+  try { el = query(selector).find((x) => visible(x) && has(x) && N.prop(x, 'options')); } catch (e) { return false; }
   if (!el) return false;
-  const option = [...el.options].find((o) => o.text.toLowerCase().includes(value.toLowerCase()));
+  const option = N.list(N.prop(el, 'options')).find((o) => N.text(o).toLowerCase().includes(value.toLowerCase()));
   if (!option) return false;
-  Object.getOwnPropertyDescriptor(HTMLSelectElement.prototype, 'value').set.call(el, option.value);
-  el.dispatchEvent(new Event('input', {bubbles: true}));
-  el.dispatchEvent(new Event('change', {bubbles: true}));
+  N.setProp(el, 'value', N.prop(option, 'value'));
+  N.dispatch(el, 'input');
+  N.dispatch(el, 'change');
   return true;
 }"""
 
 _EXPECT_JS = """(e) => {
-""" + _VISIBLE + """  const fold = (t) => (t || '').replace(/\\s+/g, ' ').trim().toLowerCase();
-  const all = (sel) => { try { return [...document.querySelectorAll(sel)].filter(visible); } catch (x) { return null; } };
+""" + _SEEN + """  const fold = (t) => (t || '').replace(/\\s+/g, ' ').trim().toLowerCase();
+  const all = (sel) => { try { return query(sel).filter(visible); } catch (x) { return null; } };
   const out = {};
-  const scope = e.within ? all(e.within) : [document.body];
-  const text = fold((scope || []).map((el) => el ? el.innerText : '').join('\\n'));
+  const scope = e.within ? all(e.within) : [N.body(doc)];
+  const text = fold((scope || []).map((el) => el ? shownText(el) : '').join('\\n'));
   const scoped = !e.within || (scope && scope.length > 0);  // a scope that is not there holds nothing true
   if (!scoped) out.within = 'no visible match for ' + e.within;
   if (e.text.length) { const found = e.text.filter((t) => text.includes(fold(t)));
@@ -69,23 +77,23 @@ _EXPECT_JS = """(e) => {
   const n = matches ? matches.length : 0;
   if (e.min_count) out.count = {score: Math.min(1, n / e.min_count), count: n};
   if (e.max_count !== null) out.max_count = {score: n <= e.max_count ? 1 : 0, count: n};
-  if (e.columns) { const xs = new Set((matches || []).map((el) => Math.round(el.getBoundingClientRect().left / 8)));
+  if (e.columns) { const xs = new N.Set((matches || []).map((el) => Math.round(N.box(el).left / 8)));
     out.columns = {score: Math.min(1, xs.size / e.columns), columns: xs.size}; }
   const keys = Object.keys(e.style);
-  if (keys.length) { const first = (matches || [])[0], seen = {};
+  if (keys.length) { const first = (matches || [])[0], values = {};
     let ok = 0;
     for (const k of keys) {
       const want = e.style[k], negate = want.startsWith('!'), exact = want.startsWith('=');
       const needle = (negate || exact ? want.slice(1) : want).toLowerCase();
-      const value = first ? getComputedStyle(first).getPropertyValue(k).trim().toLowerCase() : '';
-      seen[k] = value.slice(0, 120);
+      const value = first ? N.style(first)(k).trim().toLowerCase() : '';
+      values[k] = value.slice(0, 120);
       if (first && (exact ? value === needle : value.includes(needle) !== negate)) ok += 1;
     }
-    out.style = {score: ok / keys.length, values: seen}; }
-  if (e.links_resolve) { const hrefs = [...document.querySelectorAll('a[href^="#"]')].map((a) => a.getAttribute('href')).filter((h) => h.length > 1);
-    const broken = hrefs.filter((h) => { try { return !document.getElementById(decodeURIComponent(h.slice(1))); } catch (x) { return true; } });
-    out.links = {score: hrefs.length ? 1 - broken.length / hrefs.length : 0, links: hrefs.length, broken: [...new Set(broken)].slice(0, 10)}; }
-  if (e.fits_width) { const w = document.documentElement.scrollWidth, v = innerWidth;
+    out.style = {score: ok / keys.length, values}; }
+  if (e.links_resolve) { const hrefs = query('a[href^="#"]').filter(visible).map((a) => N.attr(a, 'href') || '').filter((h) => h.length > 1);
+    const broken = hrefs.filter((h) => { try { return !byId(decodeURIComponent(h.slice(1))); } catch (x) { return true; } });
+    out.links = {score: hrefs.length ? 1 - broken.length / hrefs.length : 0, links: hrefs.length, broken: [...new N.Set(broken)].slice(0, 10)}; }
+  if (e.fits_width) { const root = N.root(doc), w = root ? N.scrollWidth(root) : 0, v = N.viewport().width;
     out.fits_width = {score: w <= v + 1 ? 1 : 0, width: w, viewport: v}; }
   return out;
 }"""

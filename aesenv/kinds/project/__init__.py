@@ -94,7 +94,7 @@ class ProjectKind(Kind):
         assets = {p: b for p, b in built.output.items() if p != "index.html"}
         async with bench.renderer.session(page, files=assets, entry="index.html") as (rendering, live_page):
             if live_page is not None and task.project is not None:
-                extra["census"] = await take_census(live_page, task.project)
+                extra["census"] = await take_census(live_page, task.project, rendering.metrics.visible_text)
             elif rendering.status is not RenderStatus.INFRA_ERROR:
                 extra["census"] = Census(text=rendering.metrics.visible_text)
             yield Evidence(task, artifact, rendering, live_page, extra=extra)

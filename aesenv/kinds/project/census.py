@@ -1,8 +1,9 @@
 """f_det and the potential ledger's matching: a DOM census of the served app, a pixel comparison
 with a reference screenshot, and the source-authoring score of a reproduction without requirements.
 
-The census is read from the live page in one call: its visible text, the visible matches of each
-requirement's selector, and its in-page links (`href="#x"`) with whether each target exists.
+The census is the rendering's visible text (shown, confirmed in the screenshot) and what one call
+in our world reads from the live page: the shown matches of each requirement's selector, and its
+shown in-page links (`href="#x"`) with whether each target exists.
 A requirement scores the mean of the checks it sets (`ProjectRequirement`); f_det = Σ wᵢ·scoreᵢ.
 """
 
@@ -20,22 +21,22 @@ from aesenv.render.live import LivePage
 from aesenv.tasks.project import ProjectRequirement, ProjectSpec
 
 MAX_TEXT_CHARS = 200_000
+# In our isolated world (`LivePage.evaluate`), through the one definition of what a person sees
+# (`N.seen`): shown in-page links, and the shown matches of each requirement's selector. The
+# census's text is the rendering's visible text (confirmed in the screenshot), not read here.
 CENSUS_JS = """(requirements) => {
-  const visible = (el) => {
-    const box = el.getBoundingClientRect(), style = getComputedStyle(el);
-    return box.width > 0 && box.height > 0 && style.visibility !== 'hidden' && style.display !== 'none';
-  };
-  const text = (document.body ? document.body.innerText : '').slice(0, %d);
-  const hrefs = [...document.querySelectorAll('a[href^="#"]')].map((a) => a.getAttribute('href')).filter((h) => h.length > 1);
-  const exists = (h) => { try { return !!document.getElementById(decodeURIComponent(h.slice(1))); } catch (e) { return false; } };
+  const N = globalThis.__aesenv__, seen = N.seen({}), doc = N.document;
+  const visible = (el) => seen.element(el).shown;
+  const hrefs = N.all(doc, 'a[href^="#"]').filter(visible).map((a) => N.attr(a, 'href') || '').filter((h) => h.length > 1);
+  const exists = (h) => { try { return N.all(doc, '#' + N.escapeCss(decodeURIComponent(h.slice(1)))).length > 0; } catch (e) { return false; } };
   const broken = hrefs.filter((h) => !exists(h));
   const counts = {};
   for (const r of requirements) {
     if (!r.selector) continue;
-    try { counts[r.id] = [...document.querySelectorAll(r.selector)].filter(visible).length; } catch (e) { counts[r.id] = -1; }
+    try { counts[r.id] = N.all(doc, r.selector).filter(visible).length; } catch (e) { counts[r.id] = -1; }
   }
-  return {text, links: hrefs.length, broken: [...new Set(broken)].slice(0, 20), broken_count: broken.length, counts};
-}""" % MAX_TEXT_CHARS
+  return {links: hrefs.length, broken: [...new N.Set(broken)].slice(0, 20), broken_count: broken.length, counts};
+}"""
 
 
 class Census(BaseModel):
@@ -48,12 +49,13 @@ class Census(BaseModel):
     counts: dict[str, int] = Field(default_factory=dict)  # requirement id -> visible selector matches (-1: bad selector)
 
 
-async def take_census(live: LivePage, spec: ProjectSpec) -> Census:
+async def take_census(live: LivePage, spec: ProjectSpec, text: str) -> Census:
+    """The census of the open page; `text` is its rendering's visible text."""
     wanted = [{"id": r.id, "selector": r.selector} for r in spec.requirements if r.selector]
     raw = await live.evaluate(CENSUS_JS, wanted, timeout_s=5.0)
     raw = raw if isinstance(raw, dict) else {}
     counts = raw.get("counts") if isinstance(raw.get("counts"), dict) else {}
-    return Census(text=str(raw.get("text", ""))[:MAX_TEXT_CHARS], links=max(0, int(raw.get("links") or 0)),
+    return Census(text=text[:MAX_TEXT_CHARS], links=max(0, int(raw.get("links") or 0)),
                   broken=[str(b)[:200] for b in (raw.get("broken") or [])][:20],
                   broken_count=max(0, int(raw.get("broken_count") or 0)),
                   counts={str(k): int(v) for k, v in list(counts.items())[:200] if isinstance(v, (int, float))})

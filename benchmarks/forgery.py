@@ -1,0 +1,254 @@
+"""The forgery corpus: does any forged artifact earn more than its honest twin?
+
+Each case of `benchmarks/forgeries/` (format: its README) is an artifact written to raise its
+own reward by changing how it is measured, beside the same artifact without the trick. Both go
+through the one `RewardPipeline` with the case's configuration. A forgery *gains* on a channel
+when it scores higher than its twin there, or when it turns a channel the twin is scored on into
+`infra_error` or `not_applicable` (a masked channel leaves the GDPO mean); it gains on an
+aggregate (`reward`, `normalized`, AesCode's `overall`) when that is higher, or when it voids the
+sample (the twin has a reward, the forgery none). The report gives, per case, every targeted
+channel and aggregate for both, and per channel how many forgeries gained and by how much. It
+exits non-zero when any forgery gains, or when an honest twin is not scored (a broken case).
+
+    aesenv bench forgery --out runs/forgery [--only CASE,...] [--kind web|plot|project]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aesenv.lint.htmlhint import HtmlHint
+from aesenv.render import RenderConfig, Renderer
+from aesenv.rewards import PipelineConfig, RewardPipeline
+from aesenv.rewards.record import RewardRecord
+from aesenv.tasks import Task, load_tasks
+
+CASES = Path(__file__).resolve().parent / "forgeries"
+EPS = 1e-6
+SCORED = ("ok", "failed")
+ANSWER_SUFFIXES = (".html", ".py", ".txt", ".jsx")
+
+
+@dataclass
+class Case:
+    id: str
+    mechanism: str
+    channels: list[str]
+    task: Task
+    config: dict[str, Any]
+    honest: tuple[str, dict[str, bytes]]
+    forged: tuple[str, dict[str, bytes]]
+
+
+@dataclass
+class Gain:
+    target: str          # a channel name, or "reward" / "normalized" / "aescode.overall"
+    honest: float | str | None
+    forged: float | str | None
+    gained: bool
+    by: float = 0.0      # how much (1.0 for a masked channel or a voided sample)
+    how: str = ""
+
+
+@dataclass
+class Outcome:
+    case: str
+    kind: str
+    mechanism: str
+    gains: list[Gain] = field(default_factory=list)
+    broken: str = ""     # why the case could not be judged (its honest twin was not scored)
+    seconds: float = 0.0
+
+    @property
+    def gained(self) -> bool:
+        return any(g.gained for g in self.gains)
+
+
+def _answer(folder: Path, name: str) -> tuple[str, dict[str, bytes]]:
+    """The answer text and its other files: `name.<ext>`, or a folder `name/` (a project's
+    workspace, whose `index.html` is the text)."""
+    tree = folder / name
+    if tree.is_dir():
+        files = {p.relative_to(tree).as_posix(): p.read_bytes() for p in sorted(tree.rglob("*")) if p.is_file()}
+        entry = files.pop("index.html", b"")
+        return entry.decode("utf-8", "replace"), files
+    found = [p for p in sorted(folder.glob(f"{name}.*")) if p.suffix in ANSWER_SUFFIXES]
+    if len(found) != 1:
+        raise ValueError(f"{folder.name}: expected one {name}.<{'|'.join(s[1:] for s in ANSWER_SUFFIXES)}> "
+                         f"or a folder {name}/, found {[p.name for p in found]}")
+    return found[0].read_text(), {}
+
+
+def _task(spec: dict[str, Any], builtins: dict[str, Task]) -> Task:
+    if "builtin" in spec:
+        if spec["builtin"] not in builtins:
+            raise ValueError(f"no built-in task {spec['builtin']!r}")
+        return builtins[spec["builtin"]]
+    return Task.model_validate(spec)
+
+
+def load_cases(root: Path = CASES, only: set[str] | None = None, kind: str | None = None) -> list[Case]:
+    builtins: dict[str, Task] = {}
+    for suite in ("builtin:web", "builtin:plot", "builtin:aescode", "builtin:project"):
+        builtins.update({t.id: t for t in load_tasks(suite)})
+    cases = []
+    for meta in sorted(root.glob("*/case.json")):
+        folder = meta.parent
+        if only and folder.name not in only:
+            continue
+        spec = json.loads(meta.read_text())
+        task = _task(spec["task"], builtins)
+        if kind and task.kind != kind:
+            continue
+        cases.append(Case(id=folder.name, mechanism=spec.get("mechanism", ""), channels=list(spec.get("channels", [])),
+                          task=task, config=dict(spec.get("config", {})),
+                          honest=_answer(folder, "honest"), forged=_answer(folder, "forged")))
+    return cases
+
+
+def _aggregates(record: RewardRecord) -> dict[str, float | None]:
+    out: dict[str, float | None] = {"reward": record.reward, "normalized": record.normalized}
+    if record.aescode:
+        out["aescode.overall"] = record.aescode.get("overall")
+    return out
+
+
+def compare(case: Case, honest: RewardRecord, forged: RewardRecord) -> list[Gain]:
+    """Every targeted channel and every aggregate, honest against forged (see the module)."""
+    gains = []
+    for name in case.channels:
+        h, f = honest.channels.get(name), forged.channels.get(name)
+        if h is None or h.status.value not in SCORED:
+            gains.append(Gain(name, h.status.value if h else None, f.status.value if f else None, False,
+                              how="the twin is not scored on it"))
+            continue
+        if f is None or f.status.value not in SCORED:
+            status = f.status.value if f else "absent"
+            gains.append(Gain(name, h.score, status, True, 1.0, how=f"masked as {status}"))
+            continue
+        diff = (f.score or 0.0) - (h.score or 0.0)
+        gains.append(Gain(name, h.score, f.score, diff > EPS, max(0.0, diff)))
+    for name, h_value in _aggregates(honest).items():
+        f_value = _aggregates(forged).get(name)
+        if h_value is None:
+            continue
+        if f_value is None:
+            gains.append(Gain(name, h_value, None, True, 1.0, how="voided (no reward)"))
+            continue
+        diff = f_value - h_value
+        gains.append(Gain(name, h_value, f_value, diff > EPS, max(0.0, diff)))
+    return gains
+
+
+async def judge_case(case: Case, pipeline: RewardPipeline) -> Outcome:
+    start = time.perf_counter()
+    out = Outcome(case.id, case.task.kind, case.mechanism)
+    honest, forged = await asyncio.gather(pipeline.score(case.task, case.honest[0], files=case.honest[1] or None),
+                                          pipeline.score(case.task, case.forged[0], files=case.forged[1] or None))
+    if honest.record.status != "ok":
+        out.broken = f"the honest twin was not scored: {honest.record.status} {honest.record.failure}"[:300]
+    else:
+        out.gains = compare(case, honest.record, forged.record)
+    out.seconds = round(time.perf_counter() - start, 2)
+    return out
+
+
+def summary(outcomes: list[Outcome]) -> dict[str, Any]:
+    per: dict[str, dict[str, Any]] = defaultdict(lambda: {"forgeries": 0, "gained": 0, "max_gain": 0.0, "cases": []})
+    for o in outcomes:
+        for g in o.gains:
+            row = per[g.target]
+            row["forgeries"] += 1
+            if g.gained:
+                row["gained"] += 1
+                row["max_gain"] = max(row["max_gain"], g.by)
+                row["cases"].append(o.case)
+    return {"cases": len(outcomes), "forgeries_that_gain": sum(o.gained for o in outcomes),
+            "broken_cases": [o.case for o in outcomes if o.broken],
+            "by_kind": {k: sum(o.kind == k for o in outcomes) for k in sorted({o.kind for o in outcomes})},
+            "per_target": dict(sorted(per.items()))}
+
+
+def report_md(outcomes: list[Outcome], totals: dict[str, Any]) -> str:
+    lines = ["# Forgery corpus", "",
+             f"{totals['cases']} cases ({', '.join(f'{n} {k}' for k, n in totals['by_kind'].items())}); "
+             f"**{totals['forgeries_that_gain']} forgeries gain**; {len(totals['broken_cases'])} broken cases.", "",
+             "| channel / aggregate | forgeries | gained | max gain |", "|---|---|---|---|"]
+    for target, row in totals["per_target"].items():
+        lines.append(f"| {target} | {row['forgeries']} | {row['gained']} | {row['max_gain']:.4f} |")
+    lines += ["", "| case | kind | mechanism | verdict |", "|---|---|---|---|"]
+    for o in outcomes:
+        verdict = ("BROKEN: " + o.broken) if o.broken else ("GAINS on " + ", ".join(
+            f"{g.target} ({g.honest} → {g.forged})" for g in o.gains if g.gained)) if o.gained else "no gain"
+        lines.append(f"| {o.case} | {o.kind} | {o.mechanism} | {verdict} |")
+    return "\n".join(lines) + "\n"
+
+
+async def run(cases: list[Case], concurrency: int = 2, progress: bool = True) -> list[Outcome]:
+    renderer = Renderer(RenderConfig())
+    linter = HtmlHint()
+    pipelines: dict[str, RewardPipeline] = {}
+    slots = asyncio.Semaphore(concurrency)
+    done = 0
+    try:
+        await renderer.start()
+
+        async def one(case: Case) -> Outcome:
+            nonlocal done
+            key = json.dumps(case.config, sort_keys=True)
+            if key not in pipelines:
+                pipelines[key] = RewardPipeline(PipelineConfig(**case.config), renderer=renderer, linter=linter)
+            async with slots:
+                try:
+                    outcome = await judge_case(case, pipelines[key])
+                except Exception as exc:  # noqa: BLE001 - a case that breaks the runner is reported, not fatal
+                    outcome = Outcome(case.id, case.task.kind, case.mechanism,
+                                      broken=f"the case raised {type(exc).__name__}: {exc}"[:300])
+            done += 1
+            if progress:
+                mark = "BROKEN" if outcome.broken else "GAINS" if outcome.gained else "ok"
+                print(f"[{done}/{len(cases)}] {case.id}: {mark}", file=sys.stderr, flush=True)
+            return outcome
+
+        return list(await asyncio.gather(*(one(c) for c in cases)))
+    finally:
+        for pipeline in pipelines.values():
+            await pipeline.sandbox.close()
+        await linter.close()
+        await renderer.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="aesenv bench forgery", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", default="runs/forgery", help="folder for report.json and report.md")
+    parser.add_argument("--only", default="", help="comma-separated case ids")
+    parser.add_argument("--kind", choices=["web", "plot", "project"], help="only cases of this kind")
+    parser.add_argument("--cases", default=str(CASES), help="the corpus folder")
+    parser.add_argument("--concurrency", type=int, default=2)
+    parser.add_argument("--no-progress", action="store_true")
+    args = parser.parse_args(argv)
+    only = {c for c in args.only.split(",") if c} or None
+    cases = load_cases(Path(args.cases), only, args.kind)
+    if not cases:
+        print("no forgery cases matched", file=sys.stderr)
+        return 2
+    outcomes = asyncio.run(run(cases, args.concurrency, not args.no_progress))
+    totals = summary(outcomes)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.json").write_text(json.dumps({"summary": totals, "cases": [asdict(o) for o in outcomes]}, indent=1))
+    (out / "report.md").write_text(report_md(outcomes, totals))
+    print(report_md(outcomes, totals))
+    return 1 if totals["forgeries_that_gain"] or totals["broken_cases"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
