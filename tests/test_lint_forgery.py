@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import signal
+from pathlib import Path
 import subprocess
 
 import pytest
@@ -196,3 +197,26 @@ async def test_a_broken_linter_is_infra(monkeypatch, tmp_path):
     verdict = await ExecutionChannel(h).score(Evidence(task=TASK, artifact=extract_artifact(HONEST)))
     assert verdict.status is ChannelStatus.INFRA_ERROR
     await h.close()
+
+
+CORPUS = Path(__file__).resolve().parents[1] / "benchmarks" / "forgeries"
+LINT_CASES = sorted(p.name for p in CORPUS.glob("lint-*") if (p / "case.json").is_file())
+
+
+def test_the_corpus_holds_the_lint_forgeries():
+    assert len(LINT_CASES) >= 5
+
+
+@pytest.mark.timeout(180)  # hang guard: the backtracking case costs two 5-s attempts
+@pytest.mark.parametrize("case", LINT_CASES)
+async def test_no_lint_forgery_in_the_corpus_gains_on_execution(case):
+    h = HtmlHint(timeout_s=5)
+    try:
+        honest = await measure(h, (CORPUS / case / "honest.html").read_text())
+        forged = await measure(h, (CORPUS / case / "forged.html").read_text())
+    finally:
+        await h.close()
+    assert honest.status is ChannelStatus.FAILED and honest.raw == -1.0  # a page with real lint errors
+    assert forged.status is ChannelStatus.FAILED and forged.raw == -1.0, forged.payload
+    if "lint_failure" not in forged.payload:
+        assert forged.payload["violations_by_rule"] == honest.payload["violations_by_rule"]
