@@ -78,7 +78,9 @@ def fix_mount(search: str, index_html: str) -> ToolCall | None:
 
 
 def fix_anchor(webshot: str, search: str) -> ToolCall | None:
-    targets = [t.strip().lstrip("#") for t in _BROKEN.search(webshot).group(1).split(",") if t.strip()]
+    # The webshot quotes each target (`aesenv.quoting`): ⟦#name⟧.
+    targets = [t.strip().strip("\u27e6\u27e7").lstrip("#") for t in _BROKEN.search(webshot).group(1).split(",")
+               if t.strip().strip("\u27e6\u27e7")]
     found = [(path, m.group(0), m.group(1)) for path, _, line in _HIT.findall(search) for m in _ID.finditer(line)]
     spare = [item for item in found if item[2] not in targets]
     for target in targets:

@@ -1,6 +1,7 @@
 """The checklist channel over the scripted OpenAI-compatible server: one call per category,
 grounded "yes" only, masks (offline judge, no checklist), judge failure as infra_error, and the
-Visual number it feeds."""
+Visual number it feeds; a "yes" counts only with a citation that points at a real region showing
+what it read, and the prompt carries the artifact-text guard."""
 
 import io
 
@@ -49,7 +50,9 @@ async def channel(openai_server, monkeypatch):
 
 
 def answers(*rows):
-    return {"answers": [{"id": i, "answer": a, "evidence": e} for i, a, e in rows]}
+    """(id, answer, evidence): an answer with evidence cites a box inside the image, one without cites none."""
+    return {"answers": [{"id": i, "answer": a, "evidence": e, **({"box": [10, 10, 200, 100]} if e else {})}
+                        for i, a, e in rows]}
 
 
 def by_category(request) -> str:
@@ -126,3 +129,50 @@ def json_round_trip(record) -> dict:
     import json
 
     return json.loads(record.model_dump_json())
+
+
+def shot_with_text() -> Rendering:
+    """A 600x800 capture whose snapshot shows "Saturday 10:00" at (40, 300) - (340, 340)."""
+    from aesenv.render.models import DomElement
+
+    rendering = shot(800)
+    rendering.elements = [DomElement(tag="body", x=0, y=0, w=600, h=800),
+                          DomElement(tag="p", parent=0, x=40, y=300, w=300, h=40, text="Saturday 10:00")]
+    return rendering
+
+
+@pytest.mark.parametrize("box, text, passes", [
+    ([30, 290, 360, 350], "Saturday 10:00", True),    # around the words it read
+    ([30, 290, 360, 350], "saturday, 10:00", True),   # the same words, punctuation and case aside
+    ([30, 290, 360, 350], "", True),                  # no words claimed: the region alone
+    ([0, 0, 600, 800], "Saturday 10:00", False),      # the whole image for one line points at nothing
+    ([30, 290, 360, 350], "Sunday 12:00", False),     # words the page does not show
+    ([300, 600, 500, 700], "Saturday 10:00", False),  # shown, but not where it points
+    ([-400, -400, -100, -100], "", False),            # outside the image
+    ([100, 100, 900, 1200], "", False),               # larger than the image
+    ([100, 100, 101, 300], "", False),                # degenerate
+    ([100, 100, "wide", 300], "", False),             # not numbers
+    (None, "", False),                                # no box
+    ([1, 2, 3], "", False),                           # not a box
+    ({"left": 30, "top": 290}, None, False),           # another shape: that item fails, the reply stands
+])
+async def test_a_yes_counts_only_with_a_citation_of_a_real_region(openai_server, channel, box, text, passes):
+    task = Task(id="date", prompt="A poster.", canvas={"width": 600, "height": 800},
+                checklist=[{"question": "Is the date shown?", "category": "content"}])
+    openai_server.default = lambda req: {"answers": [{"id": 1, "answer": "yes", "box": box, "text": text,
+                                                      "evidence": "the date line"}]}
+    result = await channel.score(Evidence(task, ARTIFACT, shot_with_text()))
+    (item,) = result.payload["items"]
+    assert item["passed"] is passes and result.score == (1.0 if passes else 0.0)
+    assert result.status is not ChannelStatus.INFRA_ERROR
+    assert ("citation" in item) is (not passes)
+
+
+async def test_the_prompt_carries_the_guard_and_the_image_size(openai_server, channel):
+    from aesenv.quoting import GUARD
+
+    openai_server.default = lambda req: answers((1, "no", ""))
+    await channel.score(Evidence(TASK, ARTIFACT, shot()))
+    for request in openai_server.completions:
+        assert GUARD in request.messages[0]["content"]
+        assert "The image is 600x800 pixels." in request.text

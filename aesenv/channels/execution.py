@@ -1,4 +1,9 @@
-"""Execution agent (AesCoder): the page passes the HTMLHint rule set (+1) or not (−1)."""
+"""Execution agent (AesCoder): the page passes the HTMLHint rule set (+1) or not (−1).
+
+The answer cannot configure this check: HTMLHint's inline config comments have no effect, and a page
+that makes the linter throw, hang or die fails the lint (−1, reason in `lint_failure`); only our
+linter being unavailable is `infra_error`.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +17,9 @@ class ExecutionChannel(Channel):
 
     def __init__(self, linter: HtmlHint) -> None:
         self.linter = linter
+        # A page that hangs the linter is retried on a fresh process before it is failed: the
+        # pipeline must let that finish rather than void the sample as a timeout.
+        self.deadline_s = getattr(linter, "deadline_s", None)
 
     @classmethod
     def from_context(cls, context: ChannelContext) -> "ExecutionChannel":
@@ -35,6 +43,8 @@ class ExecutionChannel(Channel):
             "rules": sorted(rule for rule, on in self.linter.rules.items() if on),
             "htmlhint_version": result.version,
         }
+        if result.failure:
+            payload["lint_failure"] = result.failure
         if artifact.truncated:
             payload["truncated"] = True
         if evidence.rendering is not None:

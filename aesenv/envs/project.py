@@ -26,6 +26,7 @@ from aesenv.kinds import Look
 from aesenv.kinds.project import PROJECT, potential_of
 from aesenv.kinds.project.build import generated
 from aesenv.kinds.project.skills import SKILLS, skill_text
+from aesenv.quoting import OBSERVATION_GUARD
 from aesenv.tasks import Task
 from aesenv.text import shown
 
@@ -75,7 +76,7 @@ class AsyncProjectEnv(AsyncRefineEnv):
                   "what is wrong, and call submit when every requirement is met. Only the project at submit is "
                   "scored: it is rebuilt, served and checked, and it must build and render.\n\nIf you cannot call "
                   f"tools natively, write exactly one tool call per message in this form:\n\n"
-                  f"{text_form_help(self.tool_specs)}")
+                  f"{text_form_help(self.tool_specs)}\n\n{OBSERVATION_GUARD}")
         return [{"role": "system", "content": system}, {"role": "user", "content": self.kind.request(task)}]
 
     async def reset(self, *, task: Task | str | None = None, seed: int | None = None) -> tuple[list[dict], dict]:

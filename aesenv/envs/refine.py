@@ -50,6 +50,7 @@ from aesenv.envs.tools import (REFINE_TOOL_SPECS, ActionError, Intake, ToolCall,
                                parse_action, parse_text_action, shown, text_form_help, tool_schemas)
 from aesenv.kinds import Kind, Look
 from aesenv.llm.client import image_part
+from aesenv.quoting import OBSERVATION_GUARD
 from aesenv.rewards import PipelineConfig, RewardPipeline
 from aesenv.sandbox import CommandRun, RunStatus, SandboxLimits
 from aesenv.tasks import Task
@@ -76,7 +77,7 @@ def _system_prompt(kind: Kind, specs: ToolSpecs) -> str:
     return (f"You build {kind.workspace_brief}. Work in the workspace with tools: write {kind.entry}, render it to "
             "see the result (and any errors), fix problems with edit_file, and call submit when it is good. Only "
             "the workspace at submit is scored, and it must render.\n\nIf you cannot call tools natively, write "
-            f"exactly one tool call per message in this form:\n\n{text_form_help(specs)}")
+            f"exactly one tool call per message in this form:\n\n{text_form_help(specs)}\n\n{OBSERVATION_GUARD}")
 
 
 def _describe_run(run: CommandRun, intake: Intake, budget: int) -> str:

@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from aesenv.quoting import inline
+
 
 class MarkKind(str, Enum):
     """What a labeled element is for; the explorer's priorities and the agent's list use it."""
@@ -55,13 +57,16 @@ class Mark(BaseModel):
     object_id: str = Field(default="", exclude=True, repr=False)
 
     def describe(self) -> str:
-        """One line of the element list an agent reads."""
-        what = self.kind.value + (f" <{self.tag}>" if self.tag not in (self.kind.value, "") else "")
+        """One line of the element list an agent reads. The page chose the text, role, custom tag
+        names and event names: they are quoted (`aesenv.quoting`), never bare words of ours."""
+        tag = self.tag if _word(self.tag, 10) else inline(self.tag, 40)
+        what = self.kind.value + (f" <{tag}>" if self.tag not in (self.kind.value, "") else "")
         if self.role:
-            what += f" role={self.role}"
+            what += f" role={inline(self.role, 40)}"
         extras = []
         if self.listeners and self.kind is MarkKind.LISTENER:
-            extras.append("listens: " + ",".join(self.listeners[:4]))
+            extras.append("listens: " + ",".join(name if _word(name, 20) else inline(name, 30)
+                                                 for name in self.listeners[:4]))
         if self.submit is not None:
             extras.append(f"submitted by [{self.submit}]")
         if self.selected:
@@ -70,8 +75,14 @@ class Mark(BaseModel):
             extras.append("off-screen")
         b = self.box
         box = f"@({b.x:.0f},{b.y:.0f} {b.w:.0f}x{b.h:.0f})"
-        text = f' "{self.text}"' if self.text else ""
+        text = f" {inline(self.text, 160)}" if self.text else ""
         return f"[{self.index}] {what}{text} {box}" + (f" ({'; '.join(extras)})" if extras else "")
+
+
+def _word(name: str, longest: int) -> bool:
+    """A short lowercase word (an HTML tag, a DOM event name) reads as itself; anything else the page
+    made up is quoted."""
+    return 0 < len(name) <= longest and name.isascii() and name.isalnum() and name == name.lower()
 
 
 class Labeling(BaseModel):

@@ -23,6 +23,7 @@ from aesenv.interact.explorer import step_record
 from aesenv.interact.labeling import draw_marks, label
 from aesenv.interact.models import Action, InteractionReport, Labeling, Step, Verdict
 from aesenv.llm.client import ChatClient, Usage, image_part
+from aesenv.quoting import GUARD, inline
 from aesenv.render.live import LivePage, PageFault
 from aesenv.tasks import Category, Task
 
@@ -43,7 +44,9 @@ must filter or show results; a form must visibly accept the input; a game must r
 controls. Something that silently does nothing, throws an error, reloads the page and loses its
 state, or does the wrong thing scores 0. Close dialogs and pop-ups you opened once you have
 judged them, and test that closing works. Prefer the interactions a user of this page would try
-first; do not repeat one you already judged unless it is the only one left."""
+first; do not repeat one you already judged unless it is the only one left.
+
+""" + GUARD
 
 GAME_GUIDANCE = """This page is a game. Start it first (a start/play button, a click on the game
 area, or space). Then use the arrow keys and space to play. Judge the mechanics: does the game
@@ -87,7 +90,7 @@ def _evidence(measured: Measured) -> str:
     if r.reloaded:
         parts.append("the page reloaded")
     if r.new_errors:
-        parts.append(f"page error: {r.new_errors[0][:120]}")
+        parts.append(f"page error: {inline(r.new_errors[0], 160)}")
     return "; ".join(parts)
 
 

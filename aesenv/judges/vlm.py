@@ -22,10 +22,11 @@ from pydantic import BaseModel, Field
 
 from aesenv.judges.base import RUBRIC_MAX, StaticJudgement
 from aesenv.llm.client import ChatClient, ClientConfig, image_part
+from aesenv.quoting import GUARD
 from aesenv.render.models import Rendering
 from aesenv.tasks import Category, Task
 
-PROMPT_VERSION = "static-rubric-1"
+PROMPT_VERSION = "static-rubric-2"
 
 SYSTEM_PROMPT = """\
 You are a senior product designer reviewing front-end work. You will see screenshots of a web \
@@ -58,7 +59,9 @@ missing or visibly broken); 0-29 poor (blank, broken, or unrelated to the reques
 
 Reply with one JSON object and nothing else:
 {"alignment": <0-40>, "aesthetics": <0-30>, "structure": <0-30>, "total": <the sum>, \
-"rationale": "<two or three sentences: the main strengths and the flaws that cost points>"}"""
+"rationale": "<two or three sentences: the main strengths and the flaws that cost points>"}
+
+""" + GUARD
 
 CATEGORY_NOTES: dict[Category, str] = {
     Category.WEBSITE: "A website should be a complete page: navigation, the sections the request implies, "

@@ -20,7 +20,8 @@ from aesenv.plots.plotly_png import with_plotly_pngs
 from aesenv.plots.prompt import data_preview, plot_request
 from aesenv.sandbox.base import PlotRun, RunStatus
 from aesenv.tasks import Task
-from aesenv.text import MAX_LISTED, clip, listing, shown
+from aesenv.quoting import block, inline
+from aesenv.text import MAX_LISTED, clip, listing
 
 BLANK_FIGURE = (480, 640)  # matplotlib's default figure at 100 dpi
 
@@ -92,18 +93,26 @@ class PlotKind(Kind):
     def describe(self, evidence: Evidence, budget_chars: int) -> str:
         run = evidence.plot
         share = budget_chars // 4
-        problems = [f"  {shown(f.name)}: {f.meta.get('error') or f.meta.get('png_error')}" for f in run.figures
-                    if f.meta.get("error") or f.meta.get("png_error")][:MAX_LISTED]
-        lines = [f"status: {run.status.value}" + (f" ({run.reason})" if run.reason else ""),
-                 f"figures: {len(run.figures)} ({listing([shown(f.name) for f in run.figures]) or 'none'})",
+        # The script wrote its figures' names, its output and (through its exceptions) the traceback
+        # and the figure problems: all quoted data (`aesenv.quoting`).
+        problems = [f"  {inline(f.name, 80)}: {inline(f.meta.get('error') or f.meta.get('png_error'), 300)}"
+                    for f in run.figures if f.meta.get("error") or f.meta.get("png_error")][:MAX_LISTED]
+        names = listing([inline(f.name, 80) for f in run.figures])
+        lines = [f"status: {run.status.value}" + (f" ({inline(run.reason, 300)})" if run.reason else ""),
+                 f"figures: {len(run.figures)} ({names or 'none'})",
                  *([f"figure problems ({len(problems)}):", *problems] if problems else []),
-                 f"traceback:\n{clip(run.traceback, share)}" if run.traceback else "no traceback",
-                 f"stdout:\n{clip(run.stdout, share)}" if run.stdout else "",
-                 f"stderr:\n{clip(run.stderr, share)}" if run.stderr else ""]
+                 f"traceback:\n{_quoted(run.traceback, share)}" if run.traceback else "no traceback",
+                 f"stdout:\n{_quoted(run.stdout, share)}" if run.stdout else "",
+                 f"stderr:\n{_quoted(run.stderr, share)}" if run.stderr else ""]
         return "\n".join(line for line in lines if line)
 
     def images(self, evidence: Evidence) -> list[bytes]:
         return [f.png for f in (evidence.plot.figures if evidence.plot else []) if f.png]
+
+
+def _quoted(text: str, share: int) -> str:
+    """A stream or traceback, its start and end kept within `share` characters, as a quoted block."""
+    return block(clip(text, share), limit=share + 200, max_lines=share + 1)  # clip bounds it; keep its end
 
 
 PLOT = register_kind(PlotKind())

@@ -21,10 +21,11 @@ from typing import Any
 from aesenv.judges.base import StaticJudgement
 from aesenv.llm.client import ChatClient, image_part
 from aesenv.judges.vlm import RubricAnswer, check_total, judge_client
+from aesenv.quoting import GUARD
 from aesenv.sandbox.base import Figure
 from aesenv.tasks import Task
 
-PROMPT_VERSION = "plot-rubric-1"
+PROMPT_VERSION = "plot-rubric-2"
 MAX_FIGURES = 3
 
 _COMMON = """\
@@ -34,7 +35,9 @@ for work with no visible flaw on it. Decide the three sub-scores first; the tota
 
 Reply with one JSON object and nothing else:
 {"alignment": <0-40>, "aesthetics": <0-30>, "structure": <0-30>, "total": <the sum>, \
-"rationale": "<two or three sentences: what matches, and the flaws that cost points>"}"""
+"rationale": "<two or three sentences: what matches, and the flaws that cost points>"}
+
+""" + GUARD
 
 RUBRIC_PROMPT = """\
 You are a data-visualisation reviewer. A code-generation model wrote a Python script for a \

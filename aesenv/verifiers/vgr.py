@@ -7,29 +7,35 @@ order of the required strings in that reference, asked through one fixed questio
 reference reaches the predicates only as cues, never as pixels to copy). Target nodes are bound
 to the candidate's parsed graph by what they show. `s_vgr` is the share of predicates passed.
 
-With a VLM judge every predicate is asked in one call over the rendering, and an answer must cite
-the region it read (an uncited answer fails, as the checklist's do); the graph's own answers
-are kept beside the VLM's. Offline, the predicates with a `test` are answered from the graph
-and the others are masked, and the payload says which.
+With a VLM judge every predicate is asked in one call over the rendering; a "yes" must cite the
+region it read as a box in the image, and counts only when that box is a real region of the image
+near where the rendering shows every part the statement names (bound in the graph) and any words
+the answer says it read there (`aesenv.verifiers.citation`); a miscited "yes" fails its predicate.
+The graph's own answers are kept beside the VLM's, and the prompt carries the artifact-text
+guard. Offline, the predicates with a `test` are answered from the graph and the others are
+masked, and the payload says which.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from aesenv.channels.base import ChannelContext, ChannelResult, ChannelStatus, Evidence, Need
 from aesenv.llm.client import ChatClient, image_part
 from aesenv.plots.vlm import decode_reference
+from aesenv.quoting import GUARD
 from aesenv.registry import Registry
 from aesenv.render.models import Rendering
 from aesenv.tasks.design import CANVAS, DesignTarget, Predicate, PredicateKind, PredicateTest, TargetNode
 from aesenv.tasks.model import ChartData, TableData, Task, TextExact
+from aesenv.verifiers import citation
 from aesenv.verifiers.channels import VerifierChannel, requirements_of
 from aesenv.verifiers.checklist import MAX_PAGE_HEIGHT
+from aesenv.verifiers.citation import image_size
 from aesenv.verifiers.graph import ALIGN_PX, LABEL_GAP_PX, Box, DesignGraph, design_graph_of, parse_design_graph, \
     reading_order
 from aesenv.verifiers.reference import ReferenceChannel
@@ -265,16 +271,24 @@ def _reference_order(reference: Rendering, task: Task, text_nodes: list[TargetNo
 
 SYSTEM_PROMPT = """You check a screenshot of a rendered design against a list of yes/no statements
 about its parts and how they relate. Judge only what the image shows. For every statement give
-"yes" or "no" (or "cannot_tell" when the image does not let you decide) and, in "region", where in
-the image you looked (for example "top-left, above the bar chart"); an answer without a region
-counts as not given. Reply with one JSON object:
-{"answers": [{"id": "<statement id>", "answer": "yes" | "no" | "cannot_tell", "region": "<short>"}]}"""
+"yes" or "no" (or "cannot_tell" when the image does not let you decide). With a "yes", cite where
+you saw it: "box" is [left, top, right, bottom] in pixels of the design's image (its size is given
+with the statements), around the parts the statement is about, and "text" the words you read
+there when words decide it (else empty); a "yes" without a box that holds counts as "no".
+Reply with one JSON object:
+{"answers": [{"id": "<statement id>", "answer": "yes" | "no" | "cannot_tell", \
+"box": [<left>, <top>, <right>, <bottom>], "text": "<words read in the box, or empty>"}]}
+
+""" + GUARD
 
 
 class VgrAnswer(BaseModel):
     id: str
     answer: Literal["yes", "no", "cannot_tell"]
-    region: str = Field(default="", max_length=1000)
+    # Any shape: `aesenv.verifiers.citation` checks them, so a malformed citation fails its "yes"
+    # rather than the whole reply (a reply that fails the schema is retried, then infra).
+    box: Any = None
+    text: Any = ""
 
 
 class VgrAnswers(BaseModel):
@@ -297,13 +311,40 @@ def vlm_messages(target: DesignTarget, image: bytes, reference: bytes | None = N
     """One request: every statement, the design's screenshot, and the reference image (when the
     task has one) before it, said to be the reference."""
     lines = [f"{p.id}: {p.question} [about: {_about(p, target)}]" for p in target.predicates]
-    text = "Statements (answer each by its id):\n" + "\n".join(lines)
+    width, height = image_size(image)
+    text = (f"The design's image is {width}x{height} pixels.\n"
+            "Statements (answer each by its id):\n" + "\n".join(lines))
     images = [image_part(image, "image/jpeg")]
     if reference is not None:
         text += "\nThe first image is the reference design; the second is the design to check."
         images.insert(0, image_part(reference))
     return [{"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": [{"type": "text", "text": text}, *images]}]
+
+
+def cited_problem(answer: VgrAnswer, predicate: Predicate, bindings: dict[str, list[Bound]],
+                  spots: list[citation.Spot], size: tuple[int, int], scale: float) -> str | None:
+    """Why a "yes" to `predicate` is not grounded (None when it is): its box must be a region of
+    the image, any words it says it read must be shown there, and every part the statement names
+    must be in the rendering (bound in the graph), one of them at or near the box."""
+    problem = citation.check(answer.box, size, spots, [answer.text])
+    if problem:
+        return problem
+    named = [node_id for node_id in predicate.binds if node_id != CANVAS]
+    if not named:
+        return None
+    missing = [node_id for node_id in named if not bindings.get(node_id)]
+    if missing:
+        return f"the rendering does not show {', '.join(missing)}"
+    box = citation.as_box(answer.box)
+    places = [citation.Spot(b.box.x * scale, b.box.y * scale, b.box.right * scale, b.box.bottom * scale, b.text)
+              for node_id in named for b in bindings[node_id]]
+    best = [bindings[node_id][0].box for node_id in named]  # a relation is cited by a box around all its parts
+    span = citation.Spot(min(b.x for b in best) * scale, min(b.y for b in best) * scale,
+                         max(b.right for b in best) * scale, max(b.bottom for b in best) * scale, "")
+    if not any(citation.cites(box, place, size) for place in [*citation.tightest(places), span]):
+        return "the cited box is not where the rendering shows what the statement is about"
+    return None
 
 
 # --- channels ----------------------------------------------------------------------------------
@@ -343,7 +384,7 @@ class VgrChannel(ReferenceChannel):
         bindings = bind_all(graph, target)
         from_graph = {p.id: graph_answer(graph, bindings, p) for p in target.predicates}
         if self.client is not None:
-            return await self._ask_vlm(evidence, target, from_graph)
+            return await self._ask_vlm(evidence, target, from_graph, bindings)
         rows = [{"id": p.id, "kind": p.kind.value, "question": p.question, "passes": p.passes,
                  "answer": from_graph[p.id], "answered_by": "graph" if from_graph[p.id] else "masked",
                  "passed": from_graph[p.id] == p.passes if from_graph[p.id] else None}
@@ -355,26 +396,36 @@ class VgrChannel(ReferenceChannel):
             return ChannelResult.not_applicable("none of the task's predicates can be answered without a VLM")
         return _result([r["passed"] for r in decided], payload)
 
-    async def _ask_vlm(self, evidence: Evidence, target: DesignTarget, from_graph: dict[str, Answer | None]) -> ChannelResult:
+    async def _ask_vlm(self, evidence: Evidence, target: DesignTarget, from_graph: dict[str, Answer | None],
+                       bindings: dict[str, list[Bound]]) -> ChannelResult:
         rendering = evidence.rendering
         if not rendering.has_screenshot:
             return self.failed("nothing rendered to look at")
         height = evidence.task.canvas.height if evidence.task.canvas else MAX_PAGE_HEIGHT
+        image = rendering.image("jpeg", max_height=height)
         try:
             reference = decode_reference(evidence.task.reference_image) if evidence.task.reference_image else None
-            reply = await self.client.complete_json(
-                vlm_messages(target, rendering.image("jpeg", max_height=height), reference), VgrAnswers)
+            reply = await self.client.complete_json(vlm_messages(target, image, reference), VgrAnswers)
         except Exception as exc:  # noqa: BLE001 - the judge failing is our failure, masked
             return ChannelResult.infra_error(f"vgr judge failed: {type(exc).__name__}: {exc}")
+        size = image_size(image)
+        spots = citation.rendering_spots(rendering, size)
+        scale = size[0] / max(1.0, float(rendering.viewport[0]))
         by_id = {a.id: a for a in reply.value.answers}
         rows = []
         for p in target.predicates:
             answer = by_id.get(p.id)
-            cited = answer is not None and bool(answer.region.strip())
             given = answer.answer if answer else "missing"
-            rows.append({"id": p.id, "kind": p.kind.value, "question": p.question, "passes": p.passes,
-                         "answer": given, "region": answer.region if answer else "", "answered_by": "vlm",
-                         "graph_answer": from_graph[p.id], "passed": cited and given == p.passes})
+            row = {"id": p.id, "kind": p.kind.value, "question": p.question, "passes": p.passes,
+                   "answer": given, "answered_by": "vlm", "graph_answer": from_graph[p.id]}
+            problem = None
+            if answer is not None and given == "yes":
+                row.update(box=citation.recorded(answer.box), text=citation.quoted_text(answer.text))
+                problem = cited_problem(answer, p, bindings, spots, size, scale)
+                if problem:
+                    row["citation"] = problem
+            row["passed"] = given == p.passes and problem is None
+            rows.append(row)
         payload = {"predicates": rows, "decided": len(rows), "masked": 0, "calls": 1,
                    "offline_share": round(sum(v is not None for v in from_graph.values()) / len(rows), 6),
                    "model": self.client.config.model, "cached": reply.cached}

@@ -19,12 +19,14 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, Field
 
 from aesenv.llm.client import ChatClient, ClientConfig, image_part
+from aesenv.quoting import GUARD, block, inline
 from aesenv.registry import Registry
 from aesenv.specs import build_from_spec
 from aesenv.text import clip
 from aesenv.webdev.health import Delivery
 
 MAX_CRITIQUE_CHARS = 600
+MAX_PAGE_TEXT_CHARS = 12_000  # of the page's text in the user's prompt
 # "double", “curly” or 'single' quotes; a single quote only outside a word, so "doesn't" quotes nothing
 _QUOTED = re.compile(r"\"([^\"]{1,60})\"|“([^”]{1,60})”|(?<!\w)'([^']{1,60})'(?!\w)")
 
@@ -107,7 +109,9 @@ the app starts, a full-page screenshot, the page's text and any errors the brows
 whether the change you asked for this round looks done. If it does, pass it. If not, return it
 with a short critique (one to three sentences, in your own words, as a client would write it:
 what you expected and what you see instead). Do not invent requirements you did not ask for.
-Reply with one JSON object: {"verdict": "pass" | "return", "critique": "<empty on pass>"}"""
+Reply with one JSON object: {"verdict": "pass" | "return", "critique": "<empty on pass>"}
+
+""" + GUARD
 
 
 class UserReply(BaseModel):
@@ -118,12 +122,14 @@ class UserReply(BaseModel):
 def review_messages(review: Review) -> list[dict]:
     """The user's prompt: the request and the evidence, nothing else."""
     delivery = review.delivery
+    # The health problem, the console and the page's text are the app's own words: quoted data.
     health = ("the app started and answered on its port" if delivery.health.serving
-              else f"the app did not come up: {delivery.health.problem}")
-    console = "\n".join(delivery.console) or "(nothing)"
+              else f"the app did not come up: {inline(delivery.health.problem, 400)}")
+    console = block("\n".join(delivery.console), limit=3000, max_lines=40) if delivery.console else "(nothing)"
+    page_text = block(delivery.text, limit=MAX_PAGE_TEXT_CHARS, max_lines=400) if delivery.text else "(none)"
     text = (f"What the app is: {clip(review.brief, 1500)}\n\nWhat you asked for this round (round "
             f"{review.round}): {review.request}\n\nStarting it: {health}.\n\nBrowser errors and warnings:\n{console}"
-            f"\n\nThe page's text:\n{delivery.text or '(none)'}")
+            f"\n\nThe page's text:\n{page_text}")
     shot = delivery.screenshot if delivery.launched else None
     content: Any = [{"type": "text", "text": text}, image_part(shot, "image/jpeg")] if shot else text
     return [{"role": "system", "content": USER_SYSTEM}, {"role": "user", "content": content}]

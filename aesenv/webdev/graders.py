@@ -21,6 +21,7 @@ from aesenv.interact.labeling import draw_marks, label
 from aesenv.interact.models import Action
 from aesenv.kinds.base import Workbench
 from aesenv.llm.client import ChatClient, ClientConfig, Usage, image_part
+from aesenv.quoting import GUARD
 from aesenv.registry import Registry
 from aesenv.render.live import PageFault
 from aesenv.specs import build_from_spec
@@ -66,7 +67,9 @@ does, not its code.
 Actions (one per turn): click [n] | type [n]; some text | wait | up | down | left | right | space
 Answer with JSON only:
 {"thought": "...", "action": "<an action, or grade>", "grades": [{"id": "<criterion id>", "grade": 0-3, "reason": "..."}]}
-"grades" is read only with "action": "grade", and must then grade every criterion."""
+"grades" is read only with "action": "grade", and must then grade every criterion.
+
+""" + GUARD
 
 
 class Graded(BaseModel):

@@ -28,7 +28,8 @@ from aesenv.kinds.project.channels import (ProjectDetChannel, ProjectGateChannel
 from aesenv.kinds.project.judge import PROJECT_JUDGES, setting
 from aesenv.render import RenderStatus
 from aesenv.tasks import Task
-from aesenv.text import clip
+from aesenv.quoting import block, inline
+from aesenv.text import MAX_LISTED, clip
 
 
 class ProjectKind(Kind):
@@ -137,15 +138,18 @@ class ProjectKind(Kind):
     def describe(self, evidence: Evidence, budget_chars: int) -> str:
         """A webshot as the agent reads it: the build's verdict and log tail, then the served page."""
         built: Build = evidence.extra["build"]
-        head = [f"build: {'ok' if built.ok else built.problem} ({built.run.duration_ms / 1000:.1f} s)"]
+        # The build's problem line and log, and the link targets, are the project's words: quoted.
+        verdict = "ok" if built.ok else inline(built.problem, 300)
+        head = [f"build: {verdict} ({built.run.duration_ms / 1000:.1f} s)"]
         log = built.log_tail(min(2_000, budget_chars // 3))
         if log:
-            head.append(f"build log (tail):\n{log}")
+            head.append(f"build log (tail):\n{block(log, limit=2_200, max_lines=2_200)}")
         if evidence.rendering is None:
             return clip("\n".join(head + ["Nothing to serve: fix the build and webshot again."]), budget_chars)
         census = evidence.extra.get("census")
         if census is not None and census.links:
-            broken = f"; broken targets: {', '.join(census.broken)}" if census.broken else ""
+            broken = (f"; broken targets: {', '.join(inline(t, 80) for t in census.broken[:MAX_LISTED])}"
+                      if census.broken else "")
             head.append(f"in-page links: {census.links}, {census.broken_count} without a target{broken}")
         if blank(evidence.rendering):
             head.append("WARNING: the page is blank (almost no visible text, no images).")
