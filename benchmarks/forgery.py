@@ -11,6 +11,11 @@ channel and aggregate for both, and per channel how many forgeries gained and by
 exits non-zero when any forgery gains, or when an honest twin is not scored (a broken case).
 
     aesenv bench forgery --out runs/forgery [--only CASE,...] [--kind web|plot|project]
+                         [--judge openai:<model> --judge-base-url URL]
+
+Cases addressed to a VLM judge or agent (`"judge": "openai:judge"`, the `prompt-*` cases) run
+with the model `--judge` names; without one they run with the offline judges, where they must
+not gain either.
 """
 
 from __future__ import annotations
@@ -192,7 +197,25 @@ def report_md(outcomes: list[Outcome], totals: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-async def run(cases: list[Case], concurrency: int = 2, progress: bool = True) -> list[Outcome]:
+VLM_PLACEHOLDER = "openai:judge"
+
+
+def configured(case: Case, judge: str | None, judge_base_url: str | None) -> dict[str, Any]:
+    """The case's pipeline configuration, its VLM placeholder replaced by `judge` (or dropped for
+    the offline judges when there is none)."""
+    config = dict(case.config)
+    if config.get("judge") == VLM_PLACEHOLDER:
+        if judge:
+            config["judge"] = judge
+            if judge_base_url:
+                config["judge_options"] = {**config.get("judge_options", {}), "base_url": judge_base_url}
+        else:
+            config.pop("judge")
+    return config
+
+
+async def run(cases: list[Case], concurrency: int = 2, progress: bool = True, judge: str | None = None,
+              judge_base_url: str | None = None) -> list[Outcome]:
     renderer = Renderer(RenderConfig())
     linter = HtmlHint()
     pipelines: dict[str, RewardPipeline] = {}
@@ -203,9 +226,10 @@ async def run(cases: list[Case], concurrency: int = 2, progress: bool = True) ->
 
         async def one(case: Case) -> Outcome:
             nonlocal done
-            key = json.dumps(case.config, sort_keys=True)
+            config = configured(case, judge, judge_base_url)
+            key = json.dumps(config, sort_keys=True)
             if key not in pipelines:
-                pipelines[key] = RewardPipeline(PipelineConfig(**case.config), renderer=renderer, linter=linter)
+                pipelines[key] = RewardPipeline(PipelineConfig(**config), renderer=renderer, linter=linter)
             async with slots:
                 try:
                     outcome = await judge_case(case, pipelines[key])
@@ -233,6 +257,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kind", choices=["web", "plot", "project"], help="only cases of this kind")
     parser.add_argument("--cases", default=str(CASES), help="the corpus folder")
     parser.add_argument("--concurrency", type=int, default=2)
+    parser.add_argument("--judge", help="openai:<model> for the cases addressed to a VLM (default: offline judges)")
+    parser.add_argument("--judge-base-url", help="the OpenAI-compatible endpoint for --judge")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
     only = {c for c in args.only.split(",") if c} or None
@@ -240,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     if not cases:
         print("no forgery cases matched", file=sys.stderr)
         return 2
-    outcomes = asyncio.run(run(cases, args.concurrency, not args.no_progress))
+    outcomes = asyncio.run(run(cases, args.concurrency, not args.no_progress, args.judge, args.judge_base_url))
     totals = summary(outcomes)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
