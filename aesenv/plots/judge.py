@@ -1,8 +1,9 @@
 """The offline plot judge: the 40/30/30 rubric filled from measured plot defects.
 
 No model, no network, no randomness. Each figure is reduced to a digest (axes with their data
-marks, labels, legend and series colours; texts with pixel boxes) from `figure_meta` output for
-matplotlib, or from the figure JSON for plotly; metrics then measure what a reader of a chart
+marks, labels, legend and series colours; texts with pixel boxes) from its description, which
+the host makes from the figure as it draws it (`aesenv.plots.drawn`, for matplotlib and plotly
+alike: nothing the script claims about itself); metrics then measure what a reader of a chart
 trips over: a legend sitting on the data, tick labels running into each other, text too small
 to read or cut off at the figure edge, unlabelled axes, series colours that cannot be told
 apart or vanish into the background, empty panels, and a chart of another kind than the one
@@ -13,9 +14,8 @@ its numbers in `evidence`, and the total is capped (`PROXY_CEILING`).
 Rubric (points): alignment 40 = chart kind 16 + data present 10 + prompt terms 8 + title 6;
 aesthetics 30 = font size 8 + axis labels 8 + palette 8 + text contrast 3 + legend when needed 3;
 structure 30 = legend/data overlap 8 + tick collisions 7 + text overlaps 6 + clipping 5 +
-empty axes 2 + space use 2. Geometry of plotly figures is laid out by plotly.js at display
-time, so their geometric metrics are not measured: they get `UNMEASURED_SHARE` of the points
-and say so.
+empty axes 2 + space use 2. A figure without a description (the host could not draw it) is
+judged as empty; geometry metrics with nothing measured get `UNMEASURED_SHARE` and say so.
 """
 
 from __future__ import annotations
@@ -242,63 +242,6 @@ def _digest_matplotlib(d: _Digest, index: int, meta: dict, png: bytes | None) ->
                              colour=t.get("color"), box=_box(t.get("bbox"))))
 
 
-PLOTLY_MARKS = {"bar": {"bar"}, "histogram": {"histogram", "bar"}, "pie": {"pie"}, "heatmap": {"heatmap"},
-                "box": {"box"}, "violin": {"violin"}, "scatter3d": {"3d"}, "surface": {"3d"},
-                "scatterpolar": {"polar"}, "barpolar": {"polar"}, "imshow": {"heatmap"}}
-
-
-def _title_text(value: Any) -> str:
-    if isinstance(value, dict):
-        return str(value.get("text") or "")
-    return str(value or "")
-
-
-def _digest_plotly(d: _Digest, index: int, figure_json: str, png: bytes | None) -> None:
-    fig = json.loads(figure_json)
-    layout, traces = fig.get("layout", {}) or {}, fig.get("data", []) or []
-    d.sizes.append((float(layout.get("width") or 700), float(layout.get("height") or 450)))
-    d.backgrounds.append(layout.get("paper_bgcolor") or "#ffffff")
-    d.geometry.append(False)
-    d.ink.append(_ink_share(png))
-    title = _title_text(layout.get("title"))
-    d.titles.append(title)
-    marks: set[str] = set()
-    colours: list[str] = []
-    n_points = 0
-    for trace in traces:
-        kind = trace.get("type", "scatter")
-        if kind in ("scatter", "scattergl"):
-            mode = trace.get("mode", "lines+markers")
-            marks.update({"line"} if "lines" in mode else set())
-            marks.update({"scatter"} if "markers" in mode else set())
-            marks.update({"area"} if trace.get("fill") else set())
-        marks.update(PLOTLY_MARKS.get(kind, set()))
-        for key in ("x", "y", "values", "z", "r"):
-            value = trace.get(key)
-            if isinstance(value, (list, dict)) and value:
-                n_points += len(value) if isinstance(value, list) else 1
-        colour = (trace.get("marker") or {}).get("color") or (trace.get("line") or {}).get("color")
-        if isinstance(colour, str) and colour.startswith("#"):
-            colours.append(colour.lower())
-    subplots = {t.get("xaxis", "x") + t.get("yaxis", "y") for t in traces}
-    if len(subplots) >= 2:
-        marks.add("multi")
-    xaxis, yaxis = layout.get("xaxis", {}) or {}, layout.get("yaxis", {}) or {}
-    needs_legend = len(traces) >= 2 and not marks & {"pie"}
-    d.axes.append(_Axes(
-        figure=index, marks=marks, n_marks=n_points, cartesian=not marks & {"pie", "3d", "polar"},
-        title=bool(title.strip()), xlabel=bool(_title_text(xaxis.get("title")).strip()),
-        ylabel=bool(_title_text(yaxis.get("title")).strip()), needs_legend=needs_legend,
-        has_legend=layout.get("showlegend", True) is not False, colours=colours,
-        background=layout.get("plot_bgcolor") or "#e5ecf6", empty=n_points == 0))
-    font = float((layout.get("font") or {}).get("size") or 12)
-    texts = [title] + [_title_text(a.get("title")) for k, a in layout.items() if k.startswith(("xaxis", "yaxis"))
-                       and isinstance(a, dict)] + [str(t.get("name") or "") for t in traces]
-    for text in filter(None, texts):
-        d.texts.append(_Text(figure=index, role="plotly", text=text, axes=None, size_px=font, rotation=0,
-                             colour=None, box=None))
-
-
 def _ink_share(png: bytes | None) -> float:
     """Share of pixels that differ from the corner colour: ~0 means a blank image."""
     if not png:
@@ -341,10 +284,6 @@ def digest(figures: list[Figure]) -> _Digest:
     for i, fig in enumerate(figures):
         lengths = {name: len(getattr(d, name)) for name in _LISTS}
         try:
-            if fig.kind == "plotly" and fig.plotly_json:
-                _digest_plotly(d, i, fig.plotly_json, fig.png)
-                _check_finite(d, lengths["axes"], lengths["texts"])
-                continue
             if fig.meta and "error" not in fig.meta:
                 _digest_matplotlib(d, i, fig.meta, fig.png)
                 _check_finite(d, lengths["axes"], lengths["texts"])
