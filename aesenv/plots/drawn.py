@@ -137,6 +137,20 @@ class Picture:
         towards = (pixels - behind) @ direction / norm
         return float((towards >= 0.5).mean())
 
+    def inked_box(self, box: Box, ink: np.ndarray, behind: np.ndarray) -> Box | None:
+        """The part of a box its ink covers (a text's glyphs, not its line box)."""
+        x0, y0 = max(0, int(math.floor(box[0]))), max(0, int(math.floor(box[1])))
+        x1, y1 = min(self.width, int(math.ceil(box[2]))), min(self.height, int(math.ceil(box[3])))
+        direction = ink - behind
+        norm = float(direction @ direction)
+        if x1 <= x0 or y1 <= y0 or norm < 1:
+            return None
+        mask = (self.pixels[y0:y1, x0:x1] - behind) @ direction / norm >= 0.3
+        if not mask.any():
+            return None
+        rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+        return (float(x0 + cols[0]), float(y0 + rows[0]), float(x0 + cols[-1] + 1), float(y0 + rows[-1] + 1))
+
     def ink_at(self, points: np.ndarray, ink: np.ndarray, behind: np.ndarray, radius: int = 1) -> float:
         """Share of the points with a pixel within `radius` that leans half-way towards `ink`."""
         direction = ink - behind
@@ -226,6 +240,9 @@ def shown_texts(scene: Scene, picture: Picture, boxes: dict[str, Box]) -> tuple[
         if why:
             dropped.append(f"{item.text[:40]!r}: {why}")
             continue
+        tight = picture.inked_box(_inter(box, canvas), colour, behind)
+        if tight is not None and _area(_inter(box, canvas)) >= 0.99 * _area(box):
+            box = tight  # wholly on the canvas: its glyphs' box (a text cut at the edge keeps its own)
         shown.append(ShownText(item, box, colour))
     return shown, dropped
 
@@ -401,10 +418,8 @@ def build_panels(scene: Scene, picture: Picture, figure_bg: np.ndarray) -> tuple
                 break
             if item.kind != "path":
                 break
-        inside = picture.region(box)
-        panel.background = picture.mode(inside) if len(inside) else figure_bg
-        if panel.background is None:
-            panel.background = figure_bg
+        fill = panel.background_fill
+        panel.background = _over(fill.fill, fill.visible_fill, figure_bg) if fill is not None else figure_bg
         panel.name = _name_of(panel)
         for item in panel.items:
             if item is panel.background_fill:
@@ -443,7 +458,7 @@ def _mark(item: Item, artist: str, behind: np.ndarray) -> Mark | None:
     colour, ratio = _visible_colour(item, behind)
     if colour is None or ratio < MIN_MARK_CONTRAST:
         return None
-    if item.kind == "marker":
+    if item.kind == "marker" and max(item.box[2] - item.box[0], item.box[3] - item.box[1]) <= 24:
         return Mark(item, artist, "PathCollection", colour)
     filled = item.fill is not None and item.visible_fill >= MIN_ALPHA and _is_closed(item)
     if not filled:
@@ -460,9 +475,9 @@ def _group_small_shapes(marks: list[Mark]) -> None:
     draws its markers as paths)."""
     by_artist: dict[str, list[Mark]] = defaultdict(list)
     for m in marks:
-        if m.kind in ("Wedge", "PolyCollection", "Rectangle") and max(m.item.box[2] - m.item.box[0],
-                                                                      m.item.box[3] - m.item.box[1]) <= 24:
-            by_artist[m.artist].append(m)
+        if m.kind in ("Wedge", "PolyCollection", "Rectangle") and (m.item.marker or max(
+                m.item.box[2] - m.item.box[0], m.item.box[3] - m.item.box[1]) <= 24):
+            by_artist[m.artist + m.item.marker].append(m)
     for group in by_artist.values():
         sizes = Counter((round(m.item.box[2] - m.item.box[0]), round(m.item.box[3] - m.item.box[1])) for m in group)
         if len(group) >= 3 and sizes.most_common(1)[0][1] >= 0.6 * len(group):
@@ -548,6 +563,7 @@ class Legend:
     handle_colours: list[str | None]
     frame_alpha: float
     panel: int | None
+    key: str = ""
 
 
 def find_legends(groups: dict[str, list[Item]], texts: list[ShownText], picture: Picture,
@@ -583,48 +599,63 @@ def find_legends(groups: dict[str, list[Item]], texts: list[ShownText], picture:
         if frame is not None and frame.fill is not None:
             frame_alpha = round(frame.visible_fill, 3)
         box = frame.box if frame is not None else _union([t.box for t in entries])
-        legends.append(Legend(box=box, entries=entries, handle_colours=colours, frame_alpha=frame_alpha, panel=None))
+        legends.append(Legend(box=box, entries=entries, handle_colours=colours, frame_alpha=frame_alpha, panel=None,
+                              key=key))
         for t in members:
             t.role = "legend"
     return legends
 
 
 def assign_roles(panels: list[Panel], texts: list[ShownText], width: float, height: float) -> None:
-    """Tick labels, axis labels and titles from where texts sit around each panel's box."""
+    """Tick labels, axis labels and titles from where texts sit around each panel's box: tick
+    labels are rows and columns along its edges; every other text takes the role, among those its
+    place allows, whose panel edge it is nearest to (a title above the lower panel is not an axis
+    label of the upper one)."""
     free = [t for t in texts if t.role == "annotation"]
+    framed = {i: p.name == "rectilinear" and bool(p.decorations) for i, p in enumerate(panels)}
+    _ticks(free, panels, framed)
+    extent = {}
     for index, panel in enumerate(panels):
-        box = panel.box
-        if box is None:
+        if panel.box is None:
             continue
-        x0, y0, x1, y1 = box
-        framed = panel.name == "rectilinear" and bool(panel.decorations)
-        if framed:
-            _ticks(free, index, box)
-        for t in free:
-            if t.role != "annotation":
+        x0, y0, x1, y1 = panel.box
+        mine = [u for u in free if u.panel == index]
+        extent[index] = (max([u.box[3] for u in mine if u.role == "xtick"] or [y1]),
+                         min([u.box[0] for u in mine if u.role == "ytick"] or [x0]),
+                         max([u.box[2] for u in mine if u.role == "ytick"] or [x1]))
+    for t in free:
+        if t.role != "annotation":
+            continue
+        bx0, by0, bx1, by1 = t.box
+        cx, cy = _centre(t.box)
+        s = t.item.size_px
+        vertical = abs(t.item.rotation - 90) < 10
+        options: list[tuple[float, str, int]] = []
+        for index, panel in enumerate(panels):
+            if panel.box is None:
                 continue
-            bx0, by0, bx1, by1 = t.box
-            cx, cy = _centre(t.box)
-            s = t.item.size_px
-            vertical = abs(t.item.rotation - 90) < 10
-            ticks_below = max([u.box[3] for u in free if u.panel == index and u.role == "xtick"] or [y1])
-            ticks_left = min([u.box[0] for u in free if u.panel == index and u.role == "ytick"] or [x0])
-            ticks_right = max([u.box[2] for u in free if u.panel == index and u.role == "ytick"] or [x1])
-            if framed and not vertical and by0 >= y1 - 2 and by0 <= ticks_below + 3 * s and x0 <= cx <= x1:
-                t.role, t.panel = "xlabel", index
-            elif framed and vertical and bx1 <= x0 + 2 and bx1 >= ticks_left - 3 * s and y0 <= cy <= y1:
-                t.role, t.panel = "ylabel", index
-            elif framed and vertical and bx0 >= x1 - 2 and bx0 <= ticks_right + 3 * s and y0 <= cy <= y1:
-                t.role, t.panel = "ylabel", index
-        above = [t for t in free if t.role == "annotation" and not abs(t.item.rotation - 90) < 10
-                 and t.box[3] <= y0 + 2 and t.box[3] >= y0 - 8 * t.item.size_px
-                 and (abs(_centre(t.box)[0] - (x0 + x1) / 2) <= 0.1 * (x1 - x0) + 2
-                      or abs(t.box[0] - x0) <= 3 or abs(t.box[2] - x1) <= 3)]
-        if above:
-            title = max(above, key=lambda t: t.box[3])
-            for t in above:
-                if abs(t.box[3] - title.box[3]) < 2:
-                    t.role, t.panel = "title", index
+            x0, y0, x1, y1 = panel.box
+            below, left, right = extent[index]
+            if not vertical and y0 - 8 * s <= by1 <= y0 + 2 and (
+                    abs(cx - (x0 + x1) / 2) <= 0.1 * (x1 - x0) + 2 or abs(bx0 - x0) <= 3 or abs(bx1 - x1) <= 3):
+                options.append((y0 - by1, "title", index))
+            if not framed[index]:
+                continue
+            if not vertical and y1 - 2 <= by0 <= below + 3 * s and x0 <= cx <= x1:
+                options.append((by0 - below, "xlabel", index))
+            if vertical and left - 3 * s <= bx1 <= x0 + 2 and y0 <= cy <= y1:
+                options.append((left - bx1, "ylabel", index))
+            if vertical and x1 - 2 <= bx0 <= right + 3 * s and y0 <= cy <= y1:
+                options.append((bx0 - right, "ylabel", index))
+        if options:
+            _, t.role, t.panel = min(options)
+    for index in range(len(panels)):  # one title line per panel: the nearest
+        titles = [t for t in free if t.panel == index and t.role == "title"]
+        if titles:
+            nearest = max(t.box[3] for t in titles)
+            for t in titles:
+                if abs(t.box[3] - nearest) >= 2:
+                    t.role, t.panel = "annotation", None
     tops = [p.box[1] for p in panels if p.box]
     bottoms = [p.box[3] for p in panels if p.box]
     lefts = [p.box[0] for p in panels if p.box]
@@ -646,26 +677,36 @@ def assign_roles(panels: list[Panel], texts: list[ShownText], width: float, heig
                             and p.box[1] <= cy <= p.box[3]), None)
 
 
-def _ticks(free: list[ShownText], index: int, box: Box) -> None:
-    """Rows of two or more texts just below (or above) the box, columns just left (or right)."""
-    x0, y0, x1, y1 = box
-    candidates = [t for t in free if t.role == "annotation"]
-    rows: dict[tuple[str, int], list[ShownText]] = defaultdict(list)
-    for t in candidates:
+def _ticks(free: list[ShownText], panels: list[Panel], framed: dict[int, bool]) -> None:
+    """Rows of two or more texts just below (or above) a panel's box, columns just left (or right).
+    A text between two panels is the bottom or left label of the nearer side first: the right
+    column of one panel is not the left column of its neighbour."""
+    rows: dict[tuple[int, str, int], list[ShownText]] = defaultdict(list)
+    for t in free:
+        if t.role != "annotation":
+            continue
         s = t.item.size_px
         cx, cy = _centre(t.box)
-        if x0 - 2 * s <= cx <= x1 + 2 * s and y1 - 2 <= t.box[1] <= y1 + 2.5 * s:
-            rows[("xtick", round(t.box[1] / max(s * 0.6, 1)))].append(t)
-        elif x0 - 2 * s <= cx <= x1 + 2 * s and y0 - 2.5 * s <= t.box[3] <= y0 + 2:
-            rows[("xtick-top", round(t.box[3] / max(s * 0.6, 1)))].append(t)
-        elif y0 - s <= cy <= y1 + s and x0 - 2.5 * s <= t.box[2] <= x0 + 2:
-            rows[("ytick", round(t.box[2] / max(s * 0.6, 1)))].append(t)
-        elif y0 - s <= cy <= y1 + s and x1 - 2 <= t.box[0] <= x1 + 2.5 * s:
-            rows[("ytick-right", round(t.box[0] / max(s * 0.6, 1)))].append(t)
-    for (role, _), members in rows.items():
+        options = []
+        for index, panel in enumerate(panels):
+            if panel.box is None or not framed[index]:
+                continue
+            x0, y0, x1, y1 = panel.box
+            if x0 - 2 * s <= cx <= x1 + 2 * s and y1 - 2 <= t.box[1] <= y1 + 2.5 * s:
+                options.append((0, t.box[1] - y1, index, "x", round(t.box[1] / max(s * 0.6, 1))))
+            if y0 - s <= cy <= y1 + s and x0 - 2.5 * s <= t.box[2] <= x0 + 2:
+                options.append((0, x0 - t.box[2], index, "y", round(t.box[2] / max(s * 0.6, 1))))
+            if x0 - 2 * s <= cx <= x1 + 2 * s and y0 - 2.5 * s <= t.box[3] <= y0 + 2:
+                options.append((1, y0 - t.box[3], index, "x-top", round(t.box[3] / max(s * 0.6, 1))))
+            if y0 - s <= cy <= y1 + s and x1 - 2 <= t.box[0] <= x1 + 2.5 * s:
+                options.append((1, t.box[0] - x1, index, "y-right", round(t.box[0] / max(s * 0.6, 1))))
+        if options:
+            _, _, index, side, row = min(options)
+            rows[(index, side, row)].append(t)
+    for (index, side, _), members in rows.items():
         if len(members) >= 2:
             for t in members:
-                t.role, t.panel = ("xtick" if role.startswith("xtick") else "ytick"), index
+                t.role, t.panel = ("xtick" if side.startswith("x") else "ytick"), index
 
 
 # ---------------------------------------------------------------------------------------------
@@ -807,11 +848,8 @@ def describe_scene(scene: Scene, pixels: np.ndarray, text_boxes: dict[str, Box],
         cx, cy = _centre(legend.box)
         legend.panel = next((i for i, p in enumerate(panels) if p.box and p.box[0] <= cx <= p.box[2]
                              and p.box[1] <= cy <= p.box[3]), None)
-        if legend.panel is None:  # beside a panel: the nearest one it was drawn for
-            near = [(abs(cx - _centre(p.box)[0]) + abs(cy - _centre(p.box)[1]), i) for i, p in enumerate(panels)
-                    if p.box and legend.box[0] <= p.box[2] + 4 * 14 and legend.box[2] >= p.box[0] - 4 * 14
-                    and legend.box[1] <= p.box[3] and legend.box[3] >= p.box[1]]
-            legend.panel = min(near)[1] if near else None
+        if legend.panel is None:  # outside every panel: the panel whose group holds it (it covers no data)
+            legend.panel = next((i for i, p in enumerate(panels) if legend.key in p.legend_items), None)
     assign_roles(panels, texts, scene.width, scene.height)
     for legend in legends:
         for t in legend.entries:
