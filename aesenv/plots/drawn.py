@@ -208,9 +208,11 @@ class ShownText:
     panel: int | None = None
 
 
-def shown_texts(scene: Scene, picture: Picture, boxes: dict[str, Box]) -> tuple[list[ShownText], list[str]]:
-    """The texts a reader can read, and a note per text left out (for the record)."""
-    shown, dropped = [], []
+def shown_texts(scene: Scene, picture: Picture, boxes: dict[str, Box]) -> tuple[list[ShownText], list[str],
+                                                                               list[tuple[Item, Box]]]:
+    """The texts a reader can read, a note per text left out (for the record), and the texts drawn
+    mostly off the figure (a penalty for the layout, never something read)."""
+    shown, dropped, cut = [], [], []
     canvas = (0.0, 0.0, float(scene.width), float(scene.height))
     for item in scene.texts:
         box = boxes.get(item.key)
@@ -239,12 +241,14 @@ def shown_texts(scene: Scene, picture: Picture, boxes: dict[str, Box]) -> tuple[
                 why = "no ink where it is drawn"
         if why:
             dropped.append(f"{item.text[:40]!r}: {why}")
+            if why == "off the figure":
+                cut.append((item, box))
             continue
         tight = picture.inked_box(_inter(box, canvas), colour, behind)
         if tight is not None and _area(_inter(box, canvas)) >= 0.99 * _area(box):
             box = tight  # wholly on the canvas: its glyphs' box (a text cut at the edge keeps its own)
         shown.append(ShownText(item, box, colour))
-    return shown, dropped
+    return shown, dropped, cut
 
 
 # ---------------------------------------------------------------------------------------------
@@ -271,6 +275,7 @@ class Panel:
     background: np.ndarray | None = None
     background_fill: Item | None = None
     name: str = "rectilinear"
+    faded: list[str] = field(default_factory=list)  # colours of marks drawn but not distinguishable
 
 
 def _panel_key(item: Item) -> str | None:
@@ -374,13 +379,14 @@ def _classify_rects(marks: list[Mark]) -> None:
             m.kind = "PathPatch"
 
 
-def _name_of(panel: Panel) -> str:
-    """3d when large slanted quadrilaterals (panes) frame it; polar when its frame is a circle."""
+def _name_of(panel: Panel, around: list[Item]) -> str:
+    """3d when large slanted quadrilaterals (panes) frame it; polar when its frame is a circle.
+    `around`: items drawn over its box outside its group (matplotlib draws 3-D panes that way)."""
     box = panel.box
     if box is None:
         return "rectilinear"
     area = _area(box)
-    panes = [i for i in panel.items if i.kind == "path" and not i.curved and i.fill is not None
+    panes = [i for i in panel.items + around if i.kind == "path" and not i.curved and i.fill is not None
              and len(i.subpaths) == 1 and 4 <= len(i.subpaths[0]) <= 6 and not _is_rect(i)
              and _area(i.box) > 0.05 * area]
     if len(panes) >= 3:
@@ -420,7 +426,9 @@ def build_panels(scene: Scene, picture: Picture, figure_bg: np.ndarray) -> tuple
                 break
         fill = panel.background_fill
         panel.background = _over(fill.fill, fill.visible_fill, figure_bg) if fill is not None else figure_bg
-        panel.name = _name_of(panel)
+        around = [i for i in outside if box[0] <= _centre(i.box)[0] <= box[2] and box[1] <= _centre(i.box)[1] <= box[3]]
+        panel.name = _name_of(panel, around)
+        panel.decorations += [i for i in around if any(DECORATION.match(h) for h in i.hints)]
         for item in panel.items:
             if item is panel.background_fill:
                 continue
@@ -434,6 +442,11 @@ def build_panels(scene: Scene, picture: Picture, figure_bg: np.ndarray) -> tuple
             mark = _mark(item, _artist_key(item, panel.key), panel.background)
             if mark is not None:
                 panel.marks.append(mark)
+            elif item.kind != "image":
+                colour = item.fill if item.fill is not None and item.visible_fill >= MIN_ALPHA else (
+                    item.stroke if item.visible_stroke >= MIN_ALPHA else None)
+                if colour is not None and hex_colour(colour) not in panel.faded:
+                    panel.faded.append(hex_colour(colour))
         _group_small_shapes(panel.marks)
         _classify_rects(panel.marks)
         _confirm_marks(panel, picture)
@@ -485,10 +498,11 @@ def _group_small_shapes(marks: list[Mark]) -> None:
                 m.kind = "PathCollection"
 
 
-def _sample_points(mark: Mark) -> np.ndarray:
-    """Where a mark's colour should be found in the picture."""
+def _sample_points(mark: Mark, outline: bool = False) -> np.ndarray:
+    """Where a mark's colour should be found in the picture (along its outline for a shape seen
+    by its edge: white bars with black edges on white)."""
     item = mark.item
-    if mark.kind in ("Line2D",):
+    if mark.kind in ("Line2D",) or outline:
         return densify_capped(item.subpaths, 24)
     if mark.kind == "PathCollection":
         return np.array([_centre(item.box)]) if item.fill is not None and item.visible_fill >= MIN_ALPHA \
@@ -516,7 +530,9 @@ def _confirm_marks(panel: Panel, picture: Picture) -> None:
         sample = group if len(group) <= 40 else [group[int(i * len(group) / 40)] for i in range(40)]
         hits = total = 0
         for m in sample:
-            pts = _sample_points(m)
+            fill_shows = m.item.fill is not None and m.item.visible_fill >= MIN_ALPHA and m.kind != "Line2D" and \
+                _contrast(_over(m.item.fill, m.item.visible_fill, behind), behind) >= MIN_MARK_CONTRAST
+            pts = _sample_points(m, outline=not fill_shows)
             clip = m.item.clip_box
             if clip is not None and len(pts):
                 pts = pts[(pts[:, 0] >= clip[0] - 1) & (pts[:, 0] <= clip[2] + 1)
@@ -524,9 +540,12 @@ def _confirm_marks(panel: Panel, picture: Picture) -> None:
             if not len(pts):
                 total += 1
                 continue
-            alpha = m.item.visible_fill if m.kind not in ("Line2D",) and m.item.fill is not None else m.item.visible_stroke
-            ink = _over(m.colour, max(alpha, MIN_ALPHA), behind)
-            share = picture.ink_at(pts, ink, behind, radius=1 if m.kind != "Line2D" else 2)
+            colour, alpha = (m.item.fill, m.item.visible_fill) if fill_shows else (m.item.stroke, m.item.visible_stroke)
+            if colour is None:
+                total += 1
+                continue
+            ink = _over(colour, max(alpha, MIN_ALPHA), behind)
+            share = picture.ink_at(pts, ink, behind, radius=1 if fill_shows else 2)
             hits += share
             total += 1
         if total and hits / total >= 0.3:
@@ -746,7 +765,7 @@ def _series(panel: Panel, legend: Legend | None) -> list[dict]:
             colour_counts = Counter(colours)
             for colour, n in colour_counts.items():
                 # a colour that marks one bar names a category (the axis does); one repeated names a series
-                label_of = named.get(colour) or ("_category" if bar_colours[colour] < 2 else "_unnamed")
+                label_of = named.get(colour) or ("_category" if bar_colours[colour] < 2 else f"bars {colour}")
                 out.append({"kind": "bars", "label": label_of, "color": colour, "n": n})
         elif kind == "PathCollection":
             uniq = list(dict.fromkeys(colours))
@@ -833,7 +852,7 @@ def describe_scene(scene: Scene, pixels: np.ndarray, text_boxes: dict[str, Box],
     picture = Picture(pixels)
     border = np.concatenate([picture.pixels[0], picture.pixels[-1], picture.pixels[:, 0], picture.pixels[:, -1]])
     figure_bg = picture.mode(border)
-    texts, dropped = shown_texts(scene, picture, text_boxes)
+    texts, dropped, cut = shown_texts(scene, picture, text_boxes)
     panels, outside = build_panels(scene, picture, figure_bg)
     legend_groups: dict[str, list[Item]] = defaultdict(list)
     for panel in panels:
@@ -875,7 +894,7 @@ def describe_scene(scene: Scene, pixels: np.ndarray, text_boxes: dict[str, Box],
                 "axes": i, "bbox": [round(v, 1) for v in legend.box],
                 "entries": [t.item.text[:80] for t in legend.entries], "handle_colors": legend.handle_colours,
                 "frame_alpha": legend.frame_alpha},
-            "data_points": points, "data_boxes": boxes})
+            "data_points": points, "data_boxes": boxes, "faded_colors": panel.faded[:60]})
     figure_legends = [{"axes": None, "bbox": [round(v, 1) for v in lg.box],
                        "entries": [t.item.text[:80] for t in lg.entries], "handle_colors": lg.handle_colours,
                        "frame_alpha": lg.frame_alpha} for lg in legends if lg.panel is None]
@@ -883,6 +902,9 @@ def describe_scene(scene: Scene, pixels: np.ndarray, text_boxes: dict[str, Box],
                     "size_pt": round(t.item.size_px * 72.0 / dpi, 2), "size_px": round(t.item.size_px, 2),
                     "rotation": t.item.rotation, "color": _hex(t.colour),
                     "bbox": [round(v, 1) for v in t.box]} for t in texts]
+    text_claims += [{"role": "cut", "text": item.text[:200], "axes": None, "size_pt": round(item.size_px * 72.0 / dpi, 2),
+                     "size_px": round(item.size_px, 2), "rotation": item.rotation, "color": hex_colour(item.fill),
+                     "bbox": [round(v, 1) for v in box]} for item, box in cut]
     suptitle = " ".join(t.item.text for t in texts if t.role == "suptitle")
     return {"schema_version": 2, "matplotlib": "", "width_px": float(scene.width), "height_px": float(scene.height),
             "dpi": float(dpi), "facecolor": _hex(figure_bg), "suptitle": suptitle, "axes": axes,

@@ -95,6 +95,7 @@ class AxesClaim(_Strict):
     legend: LegendClaim | None = None
     data_points: list[Point] = Field(default_factory=list, max_length=MAX_POINTS)
     data_boxes: list[Box] = Field(default_factory=list, max_length=MAX_BOXES)
+    faded_colors: list[Colour] = Field(default_factory=list, max_length=MAX_SERIES)  # drawn, not seen
 
 
 class FigureDescription(_Strict):

@@ -124,6 +124,7 @@ class _Digest:
     titles: list[str] = field(default_factory=list)  # figure-level titles
     notes: list[str] = field(default_factory=list)
     ink: list[float] = field(default_factory=list)  # per figure: share of non-background pixels
+    cut: list[_Text] = field(default_factory=list)  # texts drawn mostly off their figure
 
     @property
     def data_axes(self) -> list[_Axes]:
@@ -230,14 +231,16 @@ def _digest_matplotlib(d: _Digest, index: int, meta: dict, png: bytes | None) ->
             has_legend=bool(ax.get("legend")) or bool(fig_legends) or ax.get("n_texts_in_axes", 0) >= len(labelled) > 0,
             colours=colours, background=ax.get("facecolor") or "#ffffff",
             mark_colours=[s["color"] if s.get("color") else s["colors"][0] for s in series
-                          if s.get("color") or (s.get("n_colors") == 1 and s.get("kind") in UNIFORM_MARKS)],
+                          if s.get("color") or (s.get("n_colors") == 1 and s.get("kind") in UNIFORM_MARKS)]
+            + list(ax.get("faded_colors", [])),
             cmaps=[s["cmap"] for s in series if s.get("cmap")],
             position=_box(ax.get("position")), legend_box=_box((ax.get("legend") or {}).get("bbox")),
             points=np.asarray(ax.get("data_points") or np.zeros((0, 2)), dtype=float).reshape(-1, 2),
             boxes=[b for b in (_box(x) for x in ax.get("data_boxes", [])) if b],
             empty=n_marks == 0 and ax.get("axison", True)))
     for t in meta.get("texts", []):
-        d.texts.append(_Text(figure=index, role=t.get("role", ""), text=t.get("text", ""), axes=t.get("axes"),
+        # a text drawn mostly off the figure is not read (no title, no terms): it only counts as cut off
+        (d.cut if t.get("role") == "cut" else d.texts).append(_Text(figure=index, role=t.get("role", ""), text=t.get("text", ""), axes=t.get("axes"),
                              size_px=float(t.get("size_px", 0)), rotation=float(t.get("rotation", 0)),
                              colour=t.get("color"), box=_box(t.get("bbox"))))
 
@@ -261,7 +264,7 @@ def _ink_share(png: bytes | None) -> float:
 # write any JSON as its figure list): such a figure is judged as empty, never a judge failure.
 _UNREADABLE = (ValueError, TypeError, AttributeError, KeyError, IndexError, OverflowError, RecursionError,
                OSError)
-_LISTS = ("axes", "texts", "sizes", "backgrounds", "geometry", "titles", "notes", "ink")
+_LISTS = ("axes", "texts", "sizes", "backgrounds", "geometry", "titles", "notes", "ink", "cut")
 
 
 def _finite(*values: float) -> bool:
@@ -564,7 +567,7 @@ def _m_clipping(d: _Digest) -> dict[str, Any]:
     if not d.measured:
         return _unmeasured(5.0, "plotly clips at display time")
     clipped = []
-    for t in d.texts:
+    for t in d.texts + d.cut:
         w, h = d.sizes[t.figure]
         if t.box and (t.box[0] < -1 or t.box[1] < -1 or t.box[2] > w + 1 or t.box[3] > h + 1):
             clipped.append(f"{t.role} {t.text[:20]!r}")

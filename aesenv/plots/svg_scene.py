@@ -866,6 +866,9 @@ class _Reader:
 
         import io
 
+        header = png_header_size(data)
+        if header is not None and header[0] * header[1] > MAX_IMAGE_PIXELS:
+            raise BadFigure(f"an embedded image is {header[0]}x{header[1]} px, over {MAX_IMAGE_PIXELS:,}")
         try:
             with Image.open(io.BytesIO(data)) as image:
                 if image.width * image.height > MAX_IMAGE_PIXELS:
