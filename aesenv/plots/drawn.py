@@ -35,6 +35,7 @@ MAX_POINTS_PER_ARTIST = 400
 MAX_POINTS_PER_AXES = 2000
 MAX_BOXES_PER_AXES = 400
 MAX_TEXTS = 400
+MIN_PANEL_PX = 20  # a panel narrower or lower than this shows nothing a reader can make out
 STEP_PX = 4.0
 MAX_STEPS_PER_SEGMENT = 2000
 
@@ -206,6 +207,7 @@ class ShownText:
     colour: np.ndarray  # as drawn (its colour over what is behind it)
     role: str = "annotation"
     panel: int | None = None
+    unkeyed: bool = False
 
 
 def shown_texts(scene: Scene, picture: Picture, boxes: dict[str, Box]) -> tuple[list[ShownText], list[str],
@@ -413,7 +415,7 @@ def build_panels(scene: Scene, picture: Picture, figure_bg: np.ndarray) -> tuple
     out = []
     for panel in panels.values():
         panel.box = _panel_box(panel)
-        if panel.box is None:
+        if panel.box is None or min(panel.box[2] - panel.box[0], panel.box[3] - panel.box[1]) < MIN_PANEL_PX:
             continue
         box = panel.box
         # its background: the first large filled shape covering its box
@@ -450,7 +452,9 @@ def build_panels(scene: Scene, picture: Picture, figure_bg: np.ndarray) -> tuple
         _group_small_shapes(panel.marks)
         _classify_rects(panel.marks)
         _confirm_marks(panel, picture)
-        out.append(panel)
+        if panel.marks or panel.decorations or panel.background_fill is not None and _contrast(
+                panel.background, figure_bg) >= MIN_MARK_CONTRAST:
+            out.append(panel)  # a panel with nothing drawn in it is no panel
     return _merge_same_boxes(out), outside
 
 
@@ -613,6 +617,8 @@ def find_legends(groups: dict[str, list[Item]], texts: list[ShownText], picture:
                 entries.append(t)
                 colours.append(hex_colour(shown[0][0]))
         if not entries:
+            for t in members:
+                t.unkeyed = True  # names without keys: neither a legend nor a label next to its mark
             continue
         frame_alpha = 0.0
         if frame is not None and frame.fill is not None:
@@ -888,7 +894,7 @@ def describe_scene(scene: Scene, pixels: np.ndarray, text_boxes: dict[str, Box],
             "facecolor": _hex(panel.background),
             "title": " ".join(titles), "xlabel": " ".join(t.item.text for t in mine if t.role == "xlabel"),
             "ylabel": " ".join(t.item.text for t in mine if t.role == "ylabel"), "zlabel": "",
-            "artists": dict(artists), "n_texts_in_axes": sum(t.role == "annotation" for t in mine), "n_tables": 0,
+            "artists": dict(artists), "n_texts_in_axes": sum(t.role == "annotation" and not t.unkeyed for t in mine), "n_tables": 0,
             "series": _series(panel, legend)[:60],
             "legend": None if legend is None else {
                 "axes": i, "bbox": [round(v, 1) for v in legend.box],

@@ -691,7 +691,7 @@ class _Reader:
                            "polygon", "a", "switch"):
                 continue  # defs, clipPath, style, metadata, script, foreignObject, filters...: not drawn
             decl = _declarations(child)
-            if decl.get("display", "").strip() == "none":
+            if decl.get("display", "").strip() == "none" or _unmodelled(child):
                 continue
             child_paint, own_opacity = _apply_paint(paint, decl)
             child_opacity = opacity * own_opacity
@@ -826,7 +826,7 @@ class _Reader:
             if decl.get("display", "").strip() == "none":
                 continue
             span_paint, span_opacity = _apply_paint(paint, decl)
-            if span.text and span.text.strip() and span_opacity > 0:
+            if span.text and span.text.strip() and span_opacity > 0 and not _unmodelled(span):
                 pieces.append((parse_length(span.get("x"), x0), parse_length(span.get("y"), y0), span.text,
                                span_paint))
         pieces = [(x, y, _clean_text(t), p) for x, y, t, p in pieces]
@@ -896,6 +896,24 @@ class _Reader:
             "preserveAspectRatio": "none", "transform": _matrix(px), "style": f"opacity:{opacity:.4g}"})
 
 
+def _unmodelled(el: ET.Element) -> bool:
+    """An element whose look depends on what this reader does not model (a mask, a filter, a
+    squeezed text length): it is neither drawn nor described, rather than drawn differently."""
+    style = parse_style(el.get("style"))
+    return any(el.get(name) is not None or name in style for name in ("mask", "filter", "textLength"))
+
+
+# The one stylesheet matplotlib writes; any other is the file's own CSS, which could hide or show
+# what this reader cannot tell.
+_MATPLOTLIB_STYLE = "*{stroke-linejoin: round; stroke-linecap: butt}"
+
+
+def _check_stylesheets(root: ET.Element) -> None:
+    for el in root.iter(f"{{{SVG_NS}}}style"):
+        if (el.text or "").strip() not in ("", _MATPLOTLIB_STYLE):
+            raise BadFigure("the SVG carries a stylesheet of its own")
+
+
 def _matrix(m: Matrix) -> str:
     return "matrix(" + " ".join(f"{v:.6g}" for v in m) + ")"
 
@@ -925,6 +943,7 @@ def read_scene(svg: str | bytes, *, dpi: float | None = None, max_pixels: int = 
         raise BadFigure(f"the SVG does not parse: {type(exc).__name__}: {str(exc)[:200]}") from exc
     if _local(root.tag) != "svg":
         raise BadFigure("the document is not an SVG")
+    _check_stylesheets(root)
     view = [_finite(float(v)) for v in _NUMBER.findall(root.get("viewBox", ""))]
     width, height = parse_length(root.get("width")), parse_length(root.get("height"))
     if len(view) != 4 or view[2] <= 0 or view[3] <= 0:
