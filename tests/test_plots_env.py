@@ -167,7 +167,7 @@ async def test_plotly_figure_is_drawn_by_chromium():
     assert figure.png is not None, figure.meta
     image = np.asarray(Image.open(io.BytesIO(figure.png)).convert("RGB"))
     assert image.shape[:2] == (450, 700) and image.std() > 5
-    assert [t["text"] for t in figure.meta["texts"] if t["role"] == "title"] == ["Population"]
+    assert [t["text"] for t in figure.meta["texts"] if t["role"] in ("title", "suptitle")] == ["Population"]
     assert figure.meta["axes"][0]["artists"].get("Rectangle") == 2
 
 

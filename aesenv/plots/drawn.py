@@ -689,8 +689,8 @@ def assign_roles(panels: list[Panel], texts: list[ShownText], width: float, heig
             continue
         cx, cy = _centre(t.box)
         vertical = abs(t.item.rotation - 90) < 10
-        if tops and t.box[3] <= min(tops) + 2 and abs(cx - width / 2) < 0.25 * width and not vertical:
-            t.role = "suptitle"
+        if tops and t.box[3] <= min(tops) + 2 and t.box[3] <= 0.25 * height and not vertical:
+            t.role = "suptitle"  # above every panel, at the top: the figure's title (plotly's sits left)
         elif bottoms and t.box[1] >= max(bottoms) and abs(cx - width / 2) < 0.25 * width and not vertical:
             t.role = "xlabel"
         elif lefts and vertical and t.box[2] <= min(lefts) and abs(cy - height / 2) < 0.25 * height:
