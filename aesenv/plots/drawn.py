@@ -898,12 +898,12 @@ def describe_scene(scene: Scene, pixels: np.ndarray, text_boxes: dict[str, Box],
             "series": _series(panel, legend)[:60],
             "legend": None if legend is None else {
                 "axes": i, "bbox": [round(v, 1) for v in legend.box],
-                "entries": [t.item.text[:80] for t in legend.entries], "handle_colors": legend.handle_colours,
+                "entries": [t.item.text[:80] for t in legend.entries][:60], "handle_colors": legend.handle_colours[:60],
                 "frame_alpha": legend.frame_alpha},
             "data_points": points, "data_boxes": boxes, "faded_colors": panel.faded[:60]})
     figure_legends = [{"axes": None, "bbox": [round(v, 1) for v in lg.box],
-                       "entries": [t.item.text[:80] for t in lg.entries], "handle_colors": lg.handle_colours,
-                       "frame_alpha": lg.frame_alpha} for lg in legends if lg.panel is None]
+                       "entries": [t.item.text[:80] for t in lg.entries][:60], "handle_colors": lg.handle_colours[:60],
+                       "frame_alpha": lg.frame_alpha} for lg in legends if lg.panel is None][:16]
     text_claims = [{"role": t.role, "text": t.item.text[:200], "axes": t.panel,
                     "size_pt": round(t.item.size_px * 72.0 / dpi, 2), "size_px": round(t.item.size_px, 2),
                     "rotation": t.item.rotation, "color": _hex(t.colour),
@@ -913,7 +913,7 @@ def describe_scene(scene: Scene, pixels: np.ndarray, text_boxes: dict[str, Box],
                      "bbox": [round(v, 1) for v in box]} for item, box in cut]
     suptitle = " ".join(t.item.text for t in texts if t.role == "suptitle")
     return {"schema_version": 2, "matplotlib": "", "width_px": float(scene.width), "height_px": float(scene.height),
-            "dpi": float(dpi), "facecolor": _hex(figure_bg), "suptitle": suptitle, "axes": axes,
+            "dpi": float(dpi), "facecolor": _hex(figure_bg), "suptitle": suptitle, "axes": axes[:64],
             "figure_legends": figure_legends, "texts": text_claims[:MAX_TEXTS], "n_texts": len(text_claims),
             "dropped_texts": dropped[:40]}
 

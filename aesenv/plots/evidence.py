@@ -1,4 +1,4 @@
-"""Bounds on figure evidence: the description schema the plot judges read, and PNG decoding.
+"""Bounds on figure evidence: the description schema the plot judges read.
 
 A figure's description is made on the host from the figure as the host draws it
 (`aesenv.plots.figures`, `aesenv.plots.drawn`), never taken from the script's process. It is
@@ -10,16 +10,12 @@ failure in both plot channels (a real low score, never `infra_error`).
 
 from __future__ import annotations
 
-import io
-import struct
 from typing import Annotated
 
-import numpy as np
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from aesenv.sandbox.base import Figure
 
-MAX_PIXELS = 25_000_000  # 5000 x 5000: a 420 KB PNG may otherwise decode to gigabytes
 MAX_TEXTS = 400
 MAX_AXES = 64
 MAX_SERIES = 60
@@ -113,31 +109,6 @@ class FigureDescription(_Strict):
     texts: list[TextClaim] = Field(default_factory=list, max_length=MAX_TEXTS)
     n_texts: int = Field(0, ge=0)
     dropped_texts: list[Text] = Field(default_factory=list, max_length=40)  # drawn but not legible, and why
-
-
-class UntrustedFigure(ValueError):
-    """The answer's figure cannot be used as evidence (the message says why)."""
-
-
-def png_size(png: bytes) -> tuple[int, int]:
-    """Width and height from the PNG header, without decoding."""
-    if len(png) < 24 or png[:8] != b"\x89PNG\r\n\x1a\n" or png[12:16] != b"IHDR":
-        raise UntrustedFigure("the figure is not a PNG image")
-    return struct.unpack(">II", png[16:24])
-
-
-def decode_png(png: bytes) -> np.ndarray:
-    """RGB pixels of a PNG whose header promises at most MAX_PIXELS."""
-    from PIL import Image
-
-    width, height = png_size(png)
-    if width * height > MAX_PIXELS:
-        raise UntrustedFigure(f"the figure is {width}x{height} px, over the {MAX_PIXELS:,}-pixel limit")
-    try:
-        with Image.open(io.BytesIO(png)) as image:
-            return np.asarray(image.convert("RGB"))
-    except (OSError, ValueError, SyntaxError) as exc:  # Pillow's decoders raise these for broken data
-        raise UntrustedFigure(f"the figure's PNG does not decode: {exc}") from exc
 
 
 def unusable_notes(figures: list[Figure]) -> list[str]:

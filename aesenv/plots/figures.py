@@ -20,6 +20,7 @@ import io
 from pathlib import Path
 
 import numpy as np
+from pydantic import ValidationError
 
 from aesenv.plots.drawn import describe_scene
 from aesenv.plots.evidence import FigureDescription
@@ -204,6 +205,11 @@ async def draw_figure(renderer: Renderer, figure: Figure) -> Figure:
         png, pixels, boxes = await draw_scene(renderer, scene)
         meta = await asyncio.to_thread(describe_scene, scene, pixels, boxes, dpi or 96.0)
         meta = FigureDescription.model_validate(meta).model_dump()
+    except ValidationError as exc:  # a description past its bounds: the figure is too much to judge
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        return figure.model_copy(update={"png": None, "meta": {
+            "error": f"the figure's description is out of bounds ({where}: {first['msg']})"[:300], "unusable": True}})
     except BadFigure as exc:
         return figure.model_copy(update={"png": None, "meta": {"error": str(exc)[:300], "unusable": True}})
     return figure.model_copy(update={"png": png, "meta": meta, "svg": None})
