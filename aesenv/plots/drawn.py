@@ -445,9 +445,13 @@ def build_panels(scene: Scene, picture: Picture, figure_bg: np.ndarray) -> tuple
             if mark is not None:
                 panel.marks.append(mark)
             elif item.kind != "image":
+                # drawn in the panel's background colour: faded, unless it stands out from what is
+                # around it (a white median dot on a dark box), which is neither a mark nor a fault
                 colour = item.fill if item.fill is not None and item.visible_fill >= MIN_ALPHA else (
                     item.stroke if item.visible_stroke >= MIN_ALPHA else None)
-                if colour is not None and hex_colour(colour) not in panel.faded:
+                around = picture.mode(picture.ring(item.box, 2)) if colour is not None else None
+                local = _visible_colour(item, around)[1] if around is not None else 1.0
+                if colour is not None and local < MIN_MARK_CONTRAST and hex_colour(colour) not in panel.faded:
                     panel.faded.append(hex_colour(colour))
         _group_small_shapes(panel.marks)
         _classify_rects(panel.marks)
