@@ -760,7 +760,11 @@ def _series(panel: Panel, legend: Legend | None) -> list[dict]:
             kinds[m.kind].append(m)
         if "Line2D" in kinds:
             kinds.pop("PathCollection", None)  # a line's markers are the line's
+        kinds.pop("Rectangle", None)  # bars are series by colour, across artists (one per bar)
         groups += [(kind, group) for kind, group in kinds.items()]
+    bars = [m for m in panel.marks if m.kind == "Rectangle"]
+    if bars:
+        groups.append(("Rectangle", bars))
     for kind, marks in groups:
         colours = [hex_colour(m.colour) for m in marks if m.colour is not None]
         first = colours[0] if colours else None
