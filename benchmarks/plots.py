@@ -6,8 +6,8 @@ ways in one process, interleaved script by script so machine load hits every way
 - local: the local sandbox's warm fork-server,
 - docker: the docker sandbox's warm container pool (skipped, with the reason, without an engine).
 
-Every way draws, encodes each figure as PNG and describes it with figure_meta, as a plot episode
-does. Targets (issue 5): warm within 1.2x of in-process and at least 3x faster than cold.
+Every way draws and saves each figure as SVG with the worker's own `save_svg`, as a plot episode's
+sandbox does (the host's drawing and description of it are the same for every way, so not timed). Targets (issue 5): warm within 1.2x of in-process and at least 3x faster than cold.
 Wall-clock ratios on a shared, loaded machine are noisy; `cpu_median_ms` (the job process's CPU
 time; for in-process, this process's) gives a load-independent view of the same cost, and
 `channel_median_ms` (host wall time minus the worker's own) isolates what each backend's transport
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import io
 import json
 import os
 import platform
@@ -59,28 +58,28 @@ SCRIPTS = {
 
 # Appended to each script for the cold way, which has no worker to collect its figures.
 COLLECT = """
-import io as _io, importlib.util as _u, matplotlib.pyplot as _plt
-_spec = _u.spec_from_file_location('figure_meta', {meta!r}); _fm = _u.module_from_spec(_spec); _spec.loader.exec_module(_fm)
+import importlib.util as _u, matplotlib.pyplot as _plt
+_spec = _u.spec_from_file_location('worker', {worker!r}); _w = _u.module_from_spec(_spec); _spec.loader.exec_module(_w)
 for _n in _plt.get_fignums():
-    _f = _plt.figure(_n); _f.savefig(_io.BytesIO(), format='png', dpi=_f.dpi); _fm.describe(_f)
+    _w.save_svg(_plt.figure(_n))
 """
 
 
-def figure_meta_path() -> Path:
-    from aesenv.sandbox.pool import FIGURE_META
+def worker_path() -> Path:
+    from aesenv.sandbox.pool import WORKER_SCRIPT
 
-    return FIGURE_META
+    return WORKER_SCRIPT
 
 
 def run_cold(code: str, workdir: Path) -> float:
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-I", "-c", code + COLLECT.format(meta=str(figure_meta_path()))],
+    subprocess.run([sys.executable, "-I", "-c", code + COLLECT.format(worker=str(worker_path()))],
                    cwd=workdir, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "MPLBACKEND": "Agg"},
                    check=True, capture_output=True)
     return (time.perf_counter() - started) * 1000
 
 
-def run_in_process(code: str, workdir: Path, describe, cpu: list[float]) -> float:
+def run_in_process(code: str, workdir: Path, save, cpu: list[float]) -> float:
     import matplotlib.pyplot as plt
 
     started, cpu_started = time.perf_counter(), time.process_time()
@@ -89,9 +88,7 @@ def run_in_process(code: str, workdir: Path, describe, cpu: list[float]) -> floa
     try:
         exec(compile(code, "main.py", "exec"), {"__name__": "__main__"})
         for number in plt.get_fignums():
-            fig = plt.figure(number)
-            fig.savefig(io.BytesIO(), format="png", dpi=fig.dpi)
-            describe(fig)
+            save(plt.figure(number))
     finally:
         plt.close("all")
         os.chdir(cwd)
@@ -112,16 +109,16 @@ async def run_sandbox(sandbox, code: str, channel: list[float], cpu: list[float]
     return elapsed
 
 
-def _load_describe():
+def _load_save():
     import importlib.util
 
     import matplotlib
 
     matplotlib.use("Agg")
-    spec = importlib.util.spec_from_file_location("figure_meta", figure_meta_path())
+    spec = importlib.util.spec_from_file_location("worker", worker_path())
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.describe
+    return module.save_svg
 
 
 async def measure(rounds: int, progress: bool, seed: int) -> dict:
@@ -130,7 +127,7 @@ async def measure(rounds: int, progress: bool, seed: int) -> dict:
     from aesenv.sandbox import make_sandbox
     from aesenv.sandbox.docker import engine_problem
 
-    describe = _load_describe()
+    save = _load_save()
     sandboxes = {"local": make_sandbox("local", workers=1)}
     docker_problem = await asyncio.to_thread(engine_problem)
     if not docker_problem:
@@ -150,7 +147,7 @@ async def measure(rounds: int, progress: bool, seed: int) -> dict:
                 if way == "cold":
                     return await asyncio.to_thread(run_cold, code, workdir)
                 if way == "in_process":
-                    return run_in_process(code, workdir, describe, cpu[way])
+                    return run_in_process(code, workdir, save, cpu[way])
                 return await run_sandbox(sandboxes[way], code, channel[way], cpu[way])
 
             for way in samples:  # warm-up, untimed: first-use costs are not per-episode costs

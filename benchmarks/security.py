@@ -262,19 +262,35 @@ GOOD_PLOT = ("import matplotlib.pyplot as plt\nfig, ax = plt.subplots(figsize=(8
              "ax.set_title('Sales by month'); ax.set_xlabel('month'); ax.set_ylabel('sales'); ax.legend()\n")
 
 
+async def _drawn_plot(sb, code: str):
+    """A plot run with its figures drawn and described on the host, as the pipeline does."""
+    from aesenv.plots.figures import draw_figures
+    from aesenv.render import RenderConfig, Renderer
+
+    run = await sb.run_plot(code, {}, QUICK)
+    async with Renderer(RenderConfig()) as renderer:
+        return await draw_figures(run, renderer)
+
+
+# The old forgery: replace whatever describes figures in the script's process.
+_DESCRIBE_HOOK = ("import sys\nfor _m in list(sys.modules.values()):\n"
+                  "    if callable(getattr(_m, 'describe', None)) and 'figure' in getattr(_m, '__name__', ''):\n"
+                  "        _m.describe = {hook}\n")
+
+
 @probe(SANDBOX_PROBES, "forged-figure-description")
 async def _forged_description(sb, host: Host):
     from aesenv.plots.judge import OfflinePlotJudge
     from aesenv.tasks import Task
 
-    good = await sb.run_plot(GOOD_PLOT, {}, QUICK)
+    good = await _drawn_plot(sb, GOOD_PLOT)
     meta = good.figures[0].meta if good.ok and good.figures else {}
-    forged = await sb.run_plot("import sys\nsys.modules['aesenv_figure_meta'].describe = lambda fig: "
-                               f"{meta!r}\nimport matplotlib.pyplot as plt\nplt.figure(figsize=(8, 5))\n", {}, QUICK)
+    forged = await _drawn_plot(sb, _DESCRIBE_HOOK.format(hook=f"lambda fig, **k: {meta!r}")
+                               + "import matplotlib.pyplot as plt\nplt.figure(figsize=(8, 5))\n")
     task = Task(id="probe", kind="plot", prompt="A line chart of sales by month")
     judge = OfflinePlotJudge()
     score = (await judge.judge(task, forged.figures)).total if forged.figures else 0.0
-    honest = await sb.run_plot("import matplotlib.pyplot as plt\nplt.figure(figsize=(8, 5))\n", {}, QUICK)
+    honest = await _drawn_plot(sb, "import matplotlib.pyplot as plt\nplt.figure(figsize=(8, 5))\n")
     floor = (await judge.judge(task, honest.figures)).total
     if forged.status is RunStatus.INFRA_ERROR:
         return forged.status.value, "fake", forged.reason
@@ -283,18 +299,19 @@ async def _forged_description(sb, host: Host):
 
 @probe(SANDBOX_PROBES, "png-bomb")
 async def _png_bomb(sb, host: Host):
-    code = ("import matplotlib.figure\nfrom PIL import Image\n"
-            "matplotlib.figure.Figure.savefig = lambda self, buf, **k: Image.new('1', (12000, 12000)).save(buf, 'PNG')\n"
-            + GOOD_PLOT)
-    run = await sb.run_plot(code, {}, QUICK)
+    code = ("import base64, io, matplotlib.figure\nfrom PIL import Image\n"
+            "b = io.BytesIO(); Image.new('1', (12000, 12000)).save(b, 'PNG'); d = base64.b64encode(b.getvalue()).decode()\n"
+            "matplotlib.figure.Figure.savefig = lambda self, buf, **k: buf.write("
+            "'<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"400\" height=\"300\">'"
+            " f'<image href=\"data:image/png;base64,{d}\" width=\"400\" height=\"300\"/></svg>')\n" + GOOD_PLOT)
+    run = await _drawn_plot(sb, code)
     kept = [f for f in run.figures if f.png]
     return run.status.value, "limit" if kept else "ok", "refused before decoding" if not kept else "decoded in the host"
 
 
 @probe(SANDBOX_PROBES, "describe-hook-raises")
 async def _describe_raises(sb, host: Host):
-    run = await sb.run_plot("import sys\nsys.modules['aesenv_figure_meta'].describe = lambda fig: 1 / 0\n" + GOOD_PLOT,
-                            {}, QUICK)
+    run = await _drawn_plot(sb, _DESCRIBE_HOOK.format(hook="lambda fig, **k: 1 / 0") + GOOD_PLOT)
     bad = run.status is RunStatus.INFRA_ERROR
     return run.status.value, "fake" if bad else "ok", run.reason or "its figure is judged without a description"
 

@@ -45,10 +45,12 @@ async def pipeline(renderer):
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def plot_pipeline(renderer):
-    """A pipeline with its own sandbox, for plot tasks (closed with the module)."""
+    """A pipeline with its own sandbox, for plot tasks (closed with the module). Its renderer has the
+    default page deadlines: every plotly figure is laid out by plotly.js (4.6 MB) in the browser."""
     from aesenv.rewards import RewardPipeline
 
-    p = RewardPipeline(renderer=renderer)
-    yield p
-    await p.sandbox.close()
-    await p.linter.close()
+    async with Renderer(RenderConfig()) as plots_renderer:
+        p = RewardPipeline(renderer=plots_renderer)
+        yield p
+        await p.sandbox.close()
+        await p.linter.close()

@@ -222,7 +222,7 @@ def test_docker_container_holds_a_job_at_its_limit_and_the_worker():
 def densify_then_cap(paths: list[np.ndarray], limit: int) -> np.ndarray:
     """What the figure description computed before: every inserted point of every path, then
     `limit` of them (the reference the lean version must match exactly)."""
-    from aesenv.plots.figure_meta import STEP_PX, _cap
+    from aesenv.plots.drawn import STEP_PX, cap
 
     dense = []
     for pts in paths:
@@ -233,48 +233,43 @@ def densify_then_cap(paths: list[np.ndarray], limit: int) -> np.ndarray:
         n = np.minimum(np.maximum(1, np.ceil(np.hypot(seg[:, 0], seg[:, 1]) / STEP_PX).astype(int)), 2000)
         steps = np.concatenate([np.arange(k) / k for k in n])[:, None]
         dense.append(np.concatenate([pts[:-1].repeat(n, axis=0) + seg.repeat(n, axis=0) * steps, pts[-1:]]))
-    return _cap(np.concatenate(dense), limit)
+    return cap(np.concatenate(dense), limit)
 
 
 def test_sampling_along_a_line_matches_densify_then_cap():
     """The lean sampling gives exactly the points the judge saw before, for paths of any shape."""
-    from aesenv.plots import figure_meta as fm
+    from aesenv.plots import drawn as fm
 
     rng = np.random.default_rng(3)
     shapes = [np.zeros((0, 2)), rng.random((1, 2)), rng.random((2, 2)) * 5, rng.random((50, 2)) * 900,
               np.cumsum(rng.normal(size=(5000, 2)), axis=0), rng.random((20_000, 2)) * [500, 400],
               np.array([[0.0, 0.0], [1e6, 0.0], [1e6, 3.0]])]
     for pts in shapes:
-        assert np.array_equal(fm._densify_capped([pts], fm.MAX_POINTS_PER_ARTIST),
+        assert np.array_equal(fm.densify_capped([pts], fm.MAX_POINTS_PER_ARTIST),
                               densify_then_cap([pts], fm.MAX_POINTS_PER_ARTIST))
     paths = [rng.random((k, 2)) * 300 for k in (1, 7, 300, 2)]
     for limit in (1, 5, 100, 10_000):
-        assert np.array_equal(fm._densify_capped(paths, limit), densify_then_cap(paths, limit))
+        assert np.array_equal(fm.densify_capped(paths, limit), densify_then_cap(paths, limit))
 
 
-def test_describing_a_dense_line_needs_memory_in_proportion_to_its_points():
-    import tracemalloc
+async def test_a_dense_line_is_saved_as_pixels_and_still_scores(plot_pipeline):
+    """A million-point line would make a vector file of tens of MB: the worker saves such an
+    artist as an image inside the SVG, and the figure draws, describes and scores as a chart."""
+    from aesenv.plots.figures import draw_figures
+    from aesenv.tasks import load_tasks
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from aesenv.plots import figure_meta
-
-    x = np.arange(1_000_000, dtype=float)
-    fig, ax = plt.subplots()
-    ax.plot(x, np.sin(x))
-    fig.canvas.draw()
-    tracemalloc.start()
-    try:
-        meta = figure_meta.describe(fig, layout=False)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-        plt.close(fig)
-    assert len(meta["axes"][0]["data_points"]) == figure_meta.MAX_POINTS_PER_ARTIST
-    assert peak < 120 * 2**20, f"{peak / 2**20:.0f} MB to describe 1 M points"
+    code = ("import numpy as np, matplotlib.pyplot as plt\nx = np.arange(1_000_000, dtype=float)\n"
+            "fig, ax = plt.subplots()\nax.plot(x, np.sin(x / 5000) + np.random.default_rng(0).normal(0, .1, x.size))\n"
+            "ax.set_title('Noisy signal'); ax.set_xlabel('sample'); ax.set_ylabel('value')\n")
+    run = await plot_pipeline.sandbox.run_plot(code, {}, LIMITS)
+    assert run.status is RunStatus.OK, run.reason + run.stderr
+    assert len(run.figures[0].svg) < 4 * 2**20 and "data:image/png" in run.figures[0].svg
+    figure = (await draw_figures(run, plot_pipeline.renderer)).figures[0]
+    assert figure.png and not figure.meta.get("unusable"), figure.meta
+    assert figure.meta["axes"][0]["title"] == "Noisy signal"
+    task = load_tasks("builtin:plot")[0]
+    static = (await plot_pipeline.score(task, f"```python\n{code}```")).record.channels["static"]
+    assert static.status.value == "ok" and static.raw > 30, static.payload
 
 
 # ---------------------------------------------------------------- 3. the scientific stack

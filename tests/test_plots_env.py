@@ -17,7 +17,7 @@ from PIL import Image
 import aesenv  # noqa: F401 - registers the envs
 from aesenv.envs import make_core
 from aesenv.artifact import extract_artifact
-from aesenv.plots.plotly_png import with_plotly_pngs
+from aesenv.plots.figures import draw_figures
 from aesenv.plots.vlm import COMPARE_PROMPT, RUBRIC_PROMPT, openai_plot_judge
 from aesenv.render import RenderConfig, Renderer
 from aesenv.rewards import ChannelStatus, Evidence, PipelineConfig, RewardPipeline, RewardRecord
@@ -143,14 +143,16 @@ async def test_prose_answer_fails_without_running(plot_pipeline):
     assert scored.record.failure.startswith("unsupported")
 
 
-async def test_plotly_figure_is_judged_from_its_json_by_the_offline_judge(plot_pipeline):
+async def test_plotly_figure_is_judged_from_what_plotly_draws(plot_pipeline):
+    """Formerly judged from its JSON (whose claims the script writes): now from plotly.js's drawing."""
     task = TASKS["plot-plotly-bar-population"]
     scored = await plot_pipeline.score(task, answer(write_script(task)))
     figure = scored.plot.figures[0]
-    assert figure.kind == "plotly" and figure.png is None  # the offline judge needs no picture
+    assert figure.kind == "plotly" and figure.png is not None, figure.meta
     static = scored.record.channels["static"]
-    assert static.status is ChannelStatus.OK
+    assert static.status is ChannelStatus.OK, static.payload
     assert static.payload["evidence"]["alignment"]["chart_kind"]["found"] == ["bar"]
+    assert static.payload["evidence"]["geometry_measured"] == [True]
 
 
 @pytest.mark.slow
@@ -160,11 +162,13 @@ async def test_plotly_figure_is_drawn_by_chromium():
     fig = px.bar(x=["Asia", "Europe"], y=[4753, 742], title="Population")
     run = PlotRun(status=RunStatus.OK, figures=[Figure(name="plotly-1.json", kind="plotly", plotly_json=fig.to_json())])
     async with Renderer(RenderConfig()) as renderer:  # default deadlines: plotly.js takes seconds to load
-        drawn = await with_plotly_pngs(run, renderer)
+        drawn = await draw_figures(run, renderer)
     figure = drawn.figures[0]
     assert figure.png is not None, figure.meta
     image = np.asarray(Image.open(io.BytesIO(figure.png)).convert("RGB"))
     assert image.shape[:2] == (450, 700) and image.std() > 5
+    assert [t["text"] for t in figure.meta["texts"] if t["role"] in ("title", "suptitle")] == ["Population"]
+    assert figure.meta["axes"][0]["artists"].get("Rectangle") == 2
 
 
 @pytest.mark.slow

@@ -1,13 +1,13 @@
 """The offline plot judge orders a clean plot above the same plot with one defect.
 
-Figures are drawn in-process here (the sandbox is not under test): each case builds a clean
+Figures are built in-process here (the sandbox is not under test) and saved as the worker saves
+them (SVG); the host then draws and describes them as in any episode. Each case builds a clean
 chart and a copy with one measurable defect, and the judge must score the clean one higher.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import io
 from pathlib import Path
 
 import pytest
@@ -17,14 +17,15 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from aesenv.plots.figures import draw_figures  # noqa: E402
 from aesenv.plots.judge import OfflinePlotJudge  # noqa: E402
-from aesenv.sandbox.base import Figure  # noqa: E402
+from aesenv.sandbox.base import Figure, PlotRun, RunStatus  # noqa: E402
 from aesenv.tasks import Task  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location(
-    "figure_meta_standalone", Path(__file__).parents[1] / "aesenv" / "plots" / "figure_meta.py")
-figure_meta = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(figure_meta)
+    "sandbox_worker", Path(__file__).parents[1] / "aesenv" / "sandbox" / "worker.py")
+worker = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(worker)
 
 RNG = np.random.default_rng(7)
 MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
@@ -33,19 +34,23 @@ PRODUCTS = ["Laptops", "Phones", "Tablets", "Monitors", "Printers"]
 SALES = np.array([42.0, 55.0, 23.0, 31.0, 12.0])
 
 
-def draw(build) -> list[Figure]:
-    """Run a drawing function, return its figures as the sandbox would."""
+def saved(build) -> list[Figure]:
+    """Run a drawing function, return its figures as the sandbox's worker saves them."""
     plt.close("all")
     build()
     out = []
     for i, num in enumerate(plt.get_fignums(), 1):
         fig = plt.figure(num)
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png")
-        out.append(Figure(name=f"figure-{i}.png", kind="matplotlib", png=buf.getvalue(),
-                          meta=figure_meta.describe(fig, layout=False)))
+        out.append(Figure(name=f"figure-{i}.png", kind="matplotlib", svg=worker.save_svg(fig), dpi=fig.dpi))
     plt.close("all")
     return out
+
+
+async def draw(renderer, build) -> list[Figure]:
+    """The figures as the host draws and describes them."""
+    run = await draw_figures(PlotRun(status=RunStatus.OK, figures=saved(build)), renderer)
+    assert run.status is RunStatus.OK, run.reason
+    return run.figures
 
 
 def line(legend="outside", size=11, labels=True, colors=None, title_y=None, extra_empty=False):
@@ -155,17 +160,17 @@ def _no_legend_bars():
 
 
 @pytest.mark.parametrize("name,task,clean,degraded,metric", PAIRS, ids=[p[0] for p in PAIRS])
-def test_clean_plot_outscores_its_degraded_copy(name, task, clean, degraded, metric):
+async def test_clean_plot_outscores_its_degraded_copy(renderer, name, task, clean, degraded, metric):
     judge = OfflinePlotJudge()
-    good = judge.judge_sync(task, draw(clean))
-    bad = judge.judge_sync(task, draw(degraded or _no_legend_bars))
+    good = judge.judge_sync(task, await draw(renderer, clean))
+    bad = judge.judge_sync(task, await draw(renderer, degraded or _no_legend_bars))
     assert good.total > bad.total, (name, good.rationale, bad.rationale)
     group = next(g for g in ("alignment", "aesthetics", "structure") if metric in good.evidence[g])
     assert bad.evidence[group][metric]["points"] < good.evidence[group][metric]["points"], bad.evidence[group][metric]
 
 
-def test_judge_is_deterministic_and_capped():
-    figures = draw(line())
+async def test_judge_is_deterministic_and_capped(renderer):
+    figures = await draw(renderer, line())
     a = OfflinePlotJudge().judge_sync(LINE_TASK, figures)
     b = OfflinePlotJudge().judge_sync(LINE_TASK, figures)
     assert a == b
@@ -173,11 +178,11 @@ def test_judge_is_deterministic_and_capped():
     assert "proxy" in a.rationale
 
 
-def test_nothing_plotted_scores_no_design_points():
+async def test_nothing_plotted_scores_no_design_points(renderer):
     def build():
         plt.subplots()
 
-    judgement = OfflinePlotJudge().judge_sync(LINE_TASK, draw(build))
+    judgement = OfflinePlotJudge().judge_sync(LINE_TASK, await draw(renderer, build))
     assert judgement.aesthetics == 0 and judgement.structure == 0
     assert judgement.evidence["alignment"]["data"]["points"] == 0
 
@@ -189,12 +194,19 @@ def test_missing_description_is_judged_empty_not_crashed():
     assert "describe raised" in " ".join(judgement.evidence["notes"])
 
 
-def test_plotly_figure_is_judged_from_json_with_unmeasured_geometry():
+async def test_plotly_figure_is_judged_from_what_plotly_draws():
+    """Formerly judged from its JSON with geometry unmeasured: now from plotly.js's own drawing,
+    with its geometry measured like a matplotlib figure's."""
+    from aesenv.render import RenderConfig, Renderer
+
     plotly = pytest.importorskip("plotly.graph_objects")
     fig = plotly.Figure([plotly.Bar(x=PRODUCTS, y=SALES, name="2024"), plotly.Bar(x=PRODUCTS, y=SALES * 0.6, name="2023")])
     fig.update_layout(title="Units sold per product", xaxis_title="Product", yaxis_title="Units (k)")
-    judgement = OfflinePlotJudge().judge_sync(BAR_TASK, [Figure(name="plotly-1.json", kind="plotly",
-                                                                plotly_json=fig.to_json())])
+    async with Renderer(RenderConfig()) as renderer:  # default deadlines: plotly.js takes seconds to load
+        run = await draw_figures(PlotRun(status=RunStatus.OK, figures=[
+            Figure(name="plotly-1.json", kind="plotly", plotly_json=fig.to_json())]), renderer)
+    judgement = OfflinePlotJudge().judge_sync(BAR_TASK, run.figures)
     assert judgement.evidence["alignment"]["chart_kind"]["found"] == ["bar"]
-    assert judgement.evidence["structure"]["legend_overlap"]["measured"] is False
-    assert judgement.total > 50
+    assert judgement.evidence["structure"]["legend_overlap"].get("measured", True) is True
+    assert judgement.evidence["aesthetics"]["legend"]["points"] == 3.0, judgement.evidence["aesthetics"]["legend"]
+    assert judgement.total > 60, judgement.rationale

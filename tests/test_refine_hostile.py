@@ -16,7 +16,7 @@ from aesenv.envs import make_core
 from aesenv.envs.refine import RefineBudget
 from aesenv.envs.tools import MAX_FILE_BYTES, MAX_FILES, Workspace, parse_action, path_problem
 from aesenv.plots.judge import OfflinePlotJudge
-from aesenv.plots.evidence import screen
+from aesenv.plots.figures import draw_figure
 from aesenv.plots.plotly_png import figure_problem, figure_size
 from aesenv.sandbox.base import CommandRun, Figure, RunStatus
 from aesenv.tasks import Task
@@ -264,7 +264,7 @@ def absurd_script(kinds: list[str], with_matplotlib: bool = False) -> str:
 
 
 @pytest.mark.parametrize("kind", sorted(ABSURD))
-def test_absurd_plotly_json_is_a_problem_not_an_exception(kind):
+async def test_absurd_plotly_json_is_a_problem_not_an_exception(kind):
     problem = figure_problem(ABSURD[kind])
     assert problem
     try:  # what the drawing step does with it (it catches these): a bounded size or an error
@@ -272,8 +272,9 @@ def test_absurd_plotly_json_is_a_problem_not_an_exception(kind):
         assert 50 <= width <= 1280 and 50 <= height <= 960
     except (ValueError, RecursionError):
         pass
-    figure = screen(Figure(name="plotly-1.json", kind="plotly", plotly_json=ABSURD[kind]))
-    assert figure.plotly_json is None and figure.meta["unusable"]
+    # refused before any browser is asked to draw it (no renderer is given)
+    figure = await draw_figure(None, Figure(name="plotly-1.json", kind="plotly", plotly_json=ABSURD[kind]))
+    assert figure.png is None and figure.meta["unusable"]
     assert problem in figure.meta["error"]
 
 
@@ -309,7 +310,10 @@ def test_offline_judge_takes_corrupt_figure_descriptions_as_empty():
                       plotly_json='{"data": [{"type": "bar", "x": [1], "name": "s"}], "layout": {"font": {"size": NaN}}}')]
     judgement = OfflinePlotJudge().judge_sync(PLOT, figures)
     assert math.isfinite(judgement.total) and judgement.evidence["presence"] == 0
-    assert len([n for n in judgement.evidence["notes"] if "unreadable" in n]) == 5
+    assert len([n for n in judgement.evidence["notes"] if "unreadable" in n]) == 3
+    # a plotly figure is judged from the host's drawing of it, never from its JSON's own claims:
+    # undrawn, it has no description
+    assert len([n for n in judgement.evidence["notes"] if "plotly" in n and "missing" in n]) == 2
 
 
 # --- the Gymnasium facade: the issue as filed -----------------------------------------------

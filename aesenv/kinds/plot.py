@@ -1,6 +1,6 @@
 """The `plot` kind: a Python plot script (PandasPlotBench), run in the sandbox next to the task's
-data files; the figures it leaves open are the answer. Plotly figures come back as JSON and are
-drawn by the renderer only when someone looks at pictures (plotly.js costs seconds to load).
+data files; the figures it leaves open are the answer. They come back as SVG (matplotlib) or JSON
+(plotly) and the host draws and describes them (`aesenv.plots.figures`).
 
 Φ: the mean of three checks: the script ran; it drew a usable figure; no traceback and
 nothing on stderr.
@@ -16,7 +16,7 @@ from aesenv.channels.base import Evidence
 from aesenv.channels.plot import PlotExecutionChannel, PlotStaticChannel, plot_failure
 from aesenv.kinds.base import Kind, Workbench, register_kind
 from aesenv.plots import PLOT_JUDGES
-from aesenv.plots.plotly_png import with_plotly_pngs
+from aesenv.plots.figures import draw_figures
 from aesenv.plots.prompt import data_preview, plot_request
 from aesenv.sandbox.base import PlotRun, RunStatus
 from aesenv.tasks import Task
@@ -76,8 +76,9 @@ class PlotKind(Kind):
             yield Evidence(task, artifact)
             return
         run = await bench.sandbox.run_plot(artifact.code, files)
-        if pictures:
-            run = await with_plotly_pngs(run, bench.renderer)
+        # Every figure is drawn and described on the host, whoever looks: the description the
+        # offline judge reads and the picture a VLM sees are one drawing, out of the script's reach.
+        run = await draw_figures(run, bench.renderer)
         yield Evidence(task, artifact, plot=run)
 
     def failure(self, evidence: Evidence, infra: bool) -> str:

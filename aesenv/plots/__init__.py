@@ -1,4 +1,4 @@
-"""Plots: the figure description that runs inside the sandbox, and the plot judges.
+"""Plots: figures drawn and described on the host (`figures`, `svg_scene`, `drawn`), and the plot judges.
 
 The plot kind's judges are built from the same spec string as page judges (`PipelineConfig.judge`):
 `offline` (default, `judge.OfflinePlotJudge`) or `openai:<model>` (`vlm.VlmPlotJudge`, which

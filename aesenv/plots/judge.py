@@ -1,8 +1,9 @@
 """The offline plot judge: the 40/30/30 rubric filled from measured plot defects.
 
 No model, no network, no randomness. Each figure is reduced to a digest (axes with their data
-marks, labels, legend and series colours; texts with pixel boxes) from `figure_meta` output for
-matplotlib, or from the figure JSON for plotly; metrics then measure what a reader of a chart
+marks, labels, legend and series colours; texts with pixel boxes) from its description, which
+the host makes from the figure as it draws it (`aesenv.plots.drawn`, for matplotlib and plotly
+alike: nothing the script claims about itself); metrics then measure what a reader of a chart
 trips over: a legend sitting on the data, tick labels running into each other, text too small
 to read or cut off at the figure edge, unlabelled axes, series colours that cannot be told
 apart or vanish into the background, empty panels, and a chart of another kind than the one
@@ -13,9 +14,8 @@ its numbers in `evidence`, and the total is capped (`PROXY_CEILING`).
 Rubric (points): alignment 40 = chart kind 16 + data present 10 + prompt terms 8 + title 6;
 aesthetics 30 = font size 8 + axis labels 8 + palette 8 + text contrast 3 + legend when needed 3;
 structure 30 = legend/data overlap 8 + tick collisions 7 + text overlaps 6 + clipping 5 +
-empty axes 2 + space use 2. Geometry of plotly figures is laid out by plotly.js at display
-time, so their geometric metrics are not measured: they get `UNMEASURED_SHARE` of the points
-and say so.
+empty axes 2 + space use 2. A figure without a description (the host could not draw it) is
+judged as empty; geometry metrics with nothing measured get `UNMEASURED_SHARE` and say so.
 """
 
 from __future__ import annotations
@@ -124,6 +124,7 @@ class _Digest:
     titles: list[str] = field(default_factory=list)  # figure-level titles
     notes: list[str] = field(default_factory=list)
     ink: list[float] = field(default_factory=list)  # per figure: share of non-background pixels
+    cut: list[_Text] = field(default_factory=list)  # texts drawn mostly off their figure
 
     @property
     def data_axes(self) -> list[_Axes]:
@@ -230,73 +231,18 @@ def _digest_matplotlib(d: _Digest, index: int, meta: dict, png: bytes | None) ->
             has_legend=bool(ax.get("legend")) or bool(fig_legends) or ax.get("n_texts_in_axes", 0) >= len(labelled) > 0,
             colours=colours, background=ax.get("facecolor") or "#ffffff",
             mark_colours=[s["color"] if s.get("color") else s["colors"][0] for s in series
-                          if s.get("color") or (s.get("n_colors") == 1 and s.get("kind") in UNIFORM_MARKS)],
+                          if s.get("color") or (s.get("n_colors") == 1 and s.get("kind") in UNIFORM_MARKS)]
+            + list(ax.get("faded_colors", [])),
             cmaps=[s["cmap"] for s in series if s.get("cmap")],
             position=_box(ax.get("position")), legend_box=_box((ax.get("legend") or {}).get("bbox")),
             points=np.asarray(ax.get("data_points") or np.zeros((0, 2)), dtype=float).reshape(-1, 2),
             boxes=[b for b in (_box(x) for x in ax.get("data_boxes", [])) if b],
             empty=n_marks == 0 and ax.get("axison", True)))
     for t in meta.get("texts", []):
-        d.texts.append(_Text(figure=index, role=t.get("role", ""), text=t.get("text", ""), axes=t.get("axes"),
+        # a text drawn mostly off the figure is not read (no title, no terms): it only counts as cut off
+        (d.cut if t.get("role") == "cut" else d.texts).append(_Text(figure=index, role=t.get("role", ""), text=t.get("text", ""), axes=t.get("axes"),
                              size_px=float(t.get("size_px", 0)), rotation=float(t.get("rotation", 0)),
                              colour=t.get("color"), box=_box(t.get("bbox"))))
-
-
-PLOTLY_MARKS = {"bar": {"bar"}, "histogram": {"histogram", "bar"}, "pie": {"pie"}, "heatmap": {"heatmap"},
-                "box": {"box"}, "violin": {"violin"}, "scatter3d": {"3d"}, "surface": {"3d"},
-                "scatterpolar": {"polar"}, "barpolar": {"polar"}, "imshow": {"heatmap"}}
-
-
-def _title_text(value: Any) -> str:
-    if isinstance(value, dict):
-        return str(value.get("text") or "")
-    return str(value or "")
-
-
-def _digest_plotly(d: _Digest, index: int, figure_json: str, png: bytes | None) -> None:
-    fig = json.loads(figure_json)
-    layout, traces = fig.get("layout", {}) or {}, fig.get("data", []) or []
-    d.sizes.append((float(layout.get("width") or 700), float(layout.get("height") or 450)))
-    d.backgrounds.append(layout.get("paper_bgcolor") or "#ffffff")
-    d.geometry.append(False)
-    d.ink.append(_ink_share(png))
-    title = _title_text(layout.get("title"))
-    d.titles.append(title)
-    marks: set[str] = set()
-    colours: list[str] = []
-    n_points = 0
-    for trace in traces:
-        kind = trace.get("type", "scatter")
-        if kind in ("scatter", "scattergl"):
-            mode = trace.get("mode", "lines+markers")
-            marks.update({"line"} if "lines" in mode else set())
-            marks.update({"scatter"} if "markers" in mode else set())
-            marks.update({"area"} if trace.get("fill") else set())
-        marks.update(PLOTLY_MARKS.get(kind, set()))
-        for key in ("x", "y", "values", "z", "r"):
-            value = trace.get(key)
-            if isinstance(value, (list, dict)) and value:
-                n_points += len(value) if isinstance(value, list) else 1
-        colour = (trace.get("marker") or {}).get("color") or (trace.get("line") or {}).get("color")
-        if isinstance(colour, str) and colour.startswith("#"):
-            colours.append(colour.lower())
-    subplots = {t.get("xaxis", "x") + t.get("yaxis", "y") for t in traces}
-    if len(subplots) >= 2:
-        marks.add("multi")
-    xaxis, yaxis = layout.get("xaxis", {}) or {}, layout.get("yaxis", {}) or {}
-    needs_legend = len(traces) >= 2 and not marks & {"pie"}
-    d.axes.append(_Axes(
-        figure=index, marks=marks, n_marks=n_points, cartesian=not marks & {"pie", "3d", "polar"},
-        title=bool(title.strip()), xlabel=bool(_title_text(xaxis.get("title")).strip()),
-        ylabel=bool(_title_text(yaxis.get("title")).strip()), needs_legend=needs_legend,
-        has_legend=layout.get("showlegend", True) is not False, colours=colours,
-        background=layout.get("plot_bgcolor") or "#e5ecf6", empty=n_points == 0))
-    font = float((layout.get("font") or {}).get("size") or 12)
-    texts = [title] + [_title_text(a.get("title")) for k, a in layout.items() if k.startswith(("xaxis", "yaxis"))
-                       and isinstance(a, dict)] + [str(t.get("name") or "") for t in traces]
-    for text in filter(None, texts):
-        d.texts.append(_Text(figure=index, role="plotly", text=text, axes=None, size_px=font, rotation=0,
-                             colour=None, box=None))
 
 
 def _ink_share(png: bytes | None) -> float:
@@ -318,7 +264,7 @@ def _ink_share(png: bytes | None) -> float:
 # write any JSON as its figure list): such a figure is judged as empty, never a judge failure.
 _UNREADABLE = (ValueError, TypeError, AttributeError, KeyError, IndexError, OverflowError, RecursionError,
                OSError)
-_LISTS = ("axes", "texts", "sizes", "backgrounds", "geometry", "titles", "notes", "ink")
+_LISTS = ("axes", "texts", "sizes", "backgrounds", "geometry", "titles", "notes", "ink", "cut")
 
 
 def _finite(*values: float) -> bool:
@@ -341,10 +287,6 @@ def digest(figures: list[Figure]) -> _Digest:
     for i, fig in enumerate(figures):
         lengths = {name: len(getattr(d, name)) for name in _LISTS}
         try:
-            if fig.kind == "plotly" and fig.plotly_json:
-                _digest_plotly(d, i, fig.plotly_json, fig.png)
-                _check_finite(d, lengths["axes"], lengths["texts"])
-                continue
             if fig.meta and "error" not in fig.meta:
                 _digest_matplotlib(d, i, fig.meta, fig.png)
                 _check_finite(d, lengths["axes"], lengths["texts"])
@@ -625,7 +567,7 @@ def _m_clipping(d: _Digest) -> dict[str, Any]:
     if not d.measured:
         return _unmeasured(5.0, "plotly clips at display time")
     clipped = []
-    for t in d.texts:
+    for t in d.texts + d.cut:
         w, h = d.sizes[t.figure]
         if t.box and (t.box[0] < -1 or t.box[1] < -1 or t.box[2] > w + 1 or t.box[3] > h + 1):
             clipped.append(f"{t.role} {t.text[:20]!r}")

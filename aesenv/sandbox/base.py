@@ -56,9 +56,11 @@ class Isolation(BaseModel):
 class Figure(BaseModel):
     name: str  # "figure-1.png", "plotly-1.json", ...
     kind: Literal["matplotlib", "plotly"]
-    png: bytes | None = None  # matplotlib: PNG rendered with Agg
-    plotly_json: str | None = None  # plotly: fig.to_json(); the host turns it into a PNG
-    meta: dict = {}  # matplotlib: figure_meta.describe(fig), or {"error": ...}
+    svg: str | None = None  # matplotlib: the figure as the worker saved it (untrusted; the host draws it)
+    dpi: float | None = None  # matplotlib: the figure's dpi (the scale the host draws the SVG at)
+    plotly_json: str | None = None  # plotly: fig.to_json() (untrusted; the host draws it with plotly.js)
+    png: bytes | None = None  # what the host drew (`aesenv.plots.figures`): the picture every judge sees
+    meta: dict = {}  # the description of that drawing (`plots.drawn`), or {"error": ..., "unusable": True}
 
 
 class _Run(BaseModel):

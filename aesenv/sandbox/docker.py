@@ -18,7 +18,7 @@ import struct
 
 from aesenv.sandbox.base import RUNTIMES, SANDBOXES, WORKER_CAPS, Isolation, SandboxLimits
 from aesenv.sandbox.image import CONTENT_LABEL, client, content_hash, image_name, missing_libraries
-from aesenv.sandbox.pool import FIGURE_META, WORKER_SCRIPT, Channel, Slot, WarmPool
+from aesenv.sandbox.pool import WORKER_SCRIPT, Channel, Slot, WarmPool
 
 LABEL = "aesenv.sandbox"  # value: "<hostname>:<pid>" of the process that started the container
 JOB_UID_BASE = 62_000
@@ -120,8 +120,6 @@ class DockerSandbox(WarmPool):
         command = ["python3", "-I", "-c", WORKER_SCRIPT.read_text(), "--scratch", "/tmp",
                    "--uid", str(JOB_UID_BASE + slot.index), "--private-ipc",
                    "--wipe=/dev/shm", "--wipe=/dev/mqueue"]
-        if FIGURE_META.is_file():
-            command += ["--figure-meta-source", FIGURE_META.read_text()]
         api = self._docker.api
         exec_id = api.exec_create(container.id, command, stdin=True, stdout=True, stderr=True,
                                   user="0", environment=WORKER_ENV)["Id"]

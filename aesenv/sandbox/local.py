@@ -26,7 +26,7 @@ from pathlib import Path
 
 from aesenv import paths
 from aesenv.sandbox.base import RUNTIMES, SANDBOXES, WORKER_CAPS, Isolation, SandboxLimits
-from aesenv.sandbox.pool import FIGURE_META, WORKER_SCRIPT, Channel, Slot, WarmPool
+from aesenv.sandbox.pool import WORKER_SCRIPT, Channel, Slot, WarmPool
 
 SCRATCH = "/tmp"  # the workspace root, as in the docker backend: a job's files are at /tmp/job-N
 SCRATCH_MB = 1024
@@ -139,14 +139,13 @@ class LocalSandbox(WarmPool):
 
     def _command(self, slot: Slot) -> list[str]:
         if not self.isolate:
-            return [self.python, "-I", str(WORKER_SCRIPT), "--figure-meta", str(FIGURE_META),
-                    "--scratch", os.path.join(self._scratch, str(slot.index))]
+            return [self.python, "-I", str(WORKER_SCRIPT), "--scratch", os.path.join(self._scratch, str(slot.index))]
         python_dirs = _python_dirs(self.python)
         # What is bound under the scratch tmpfs is not a job's leftover: a venv in a /tmp checkout,
         # a font cache in an AESENV_HOME under /tmp.
         keep = [path for path in (*python_dirs, str(MPL_CACHE)) if path.startswith(SCRATCH + "/")]
         return ["bwrap", *Policy.arguments(python_dirs), "--", self.python, "-I", WORKER_IN_SANDBOX,
-                "--figure-meta-source", FIGURE_META.read_text(), "--scratch", SCRATCH,
+                "--scratch", SCRATCH,
                 *(f"--wipe={path}" for path in Policy.WIPED), *(f"--keep={path}" for path in keep),
                 "--private-ipc", "--uid", str(job_uid(slot.index))]
 

@@ -73,7 +73,7 @@ def write_frame(stream, message: dict) -> None:
 # ---------------------------------------------------------------- start-up
 
 
-def warm_imports(figure_meta_path: str, figure_meta_source: str):
+def warm_imports() -> None:
     """Import the plotting stack and draw the common chart kinds once, so every child inherits
     loaded fonts and filled caches instead of paying for them; then freeze what exists, so the
     children's garbage collector does not touch (and copy) the inherited objects."""
@@ -87,7 +87,6 @@ def warm_imports(figure_meta_path: str, figure_meta_source: str):
     import plotly.io  # noqa: F401
     import seaborn as sns
 
-    figure_meta = load_figure_meta(figure_meta_path, figure_meta_source)
     frame = pd.DataFrame({"group": list("abcd"), "value": [3.0, 1.0, 2.0, 4.0]})
     fig, axes = plt.subplots(2, 3, figsize=(9, 6))
     axes[0, 0].plot(np.arange(10), np.arange(10) ** 2, marker="o", label="line")
@@ -104,32 +103,11 @@ def warm_imports(figure_meta_path: str, figure_meta_source: str):
         ax.set_ylabel("y label")
     fig.suptitle("warm-up")
     fig.tight_layout()
-    fig.savefig(io.BytesIO(), format="png")
-    if not isinstance(figure_meta, str):
-        try:
-            figure_meta.describe(fig)
-        except Exception:  # noqa: BLE001 - describe's own failures are reported per figure later
-            pass
+    save_svg(fig)
     plt.close("all")
     px.bar(frame, x="group", y="value").to_json()
     gc.collect()
     gc.freeze()
-    return figure_meta
-
-
-def load_figure_meta(path: str, source: str):
-    """The plot judge's figure_meta module (from its source, or its file), or why it is unusable."""
-    if not source:
-        if not path or not os.path.isfile(path):
-            return f"figure_meta not found at {path!r}"
-        with open(path) as f:
-            source = f.read()
-    module = sys.modules["aesenv_figure_meta"] = types.ModuleType("aesenv_figure_meta")
-    try:
-        exec(compile(source, "figure_meta.py", "exec"), module.__dict__)
-    except Exception as exc:  # noqa: BLE001 - any failure only disables meta
-        return f"figure_meta failed to load: {exc!r}"
-    return module
 
 
 def network_isolated() -> bool:
@@ -315,7 +293,39 @@ def cache_in_workspace(workspace: str) -> None:
         manager._cache_dir = type(manager._cache_dir)(workspace, ".cache", "matplotlib", "tex.cache")
 
 
-def run_script(code: str, figure_meta, plotly_figures, workspace: str) -> dict:
+MAX_VECTOR_MARKS = 50_000  # an artist with more paths, points or vertices is saved as pixels
+
+
+def save_svg(fig) -> str:
+    """The figure as SVG, the one artifact the host draws and describes (the worker saves nothing
+    else, and describes nothing: whatever runs here runs beside the script). Texts stay `<text>`
+    elements; animated artists (a FuncAnimation's) are saved as they stand, like any other; an
+    artist too dense for a vector file (a million-point line, a fine mesh) is saved as an image."""
+    import matplotlib
+
+    for artist in fig.findobj():
+        if getattr(artist, "get_animated", lambda: False)():
+            artist.set_animated(False)
+        if _dense(artist):
+            artist.set_rasterized(True)
+    buf = io.StringIO()
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "aesenv", "svg.image_inline": True}):
+        fig.savefig(buf, format="svg", dpi=fig.dpi, metadata={"Date": None})
+    return buf.getvalue()
+
+
+def _dense(artist) -> bool:
+    try:
+        if hasattr(artist, "get_xydata"):
+            return len(artist.get_xydata()) > MAX_VECTOR_MARKS
+        if hasattr(artist, "get_offsets") and hasattr(artist, "get_paths"):
+            return max(len(artist.get_offsets()), len(artist.get_paths())) > MAX_VECTOR_MARKS
+    except Exception:  # noqa: BLE001 - an artist that cannot say is saved as it is
+        return False
+    return False
+
+
+def run_script(code: str, plotly_figures, workspace: str) -> dict:
     """Run the script, then save every figure it left open. Whatever either raises is reported as
     the user's: its type and whole message, the line of main.py it came from, and for a failure
     while saving (a mathtext label is only parsed when the figure is drawn) which figure it was."""
@@ -344,10 +354,8 @@ def run_script(code: str, figure_meta, plotly_figures, workspace: str) -> dict:
         for index, number in enumerate(plt.get_fignums(), start=1):
             step = f"figure {index}"
             fig = plt.figure(number)
-            buf = io.BytesIO()
-            fig.savefig(buf, format="png", dpi=fig.dpi)
-            figures.append({"name": f"figure-{index}.png", "kind": "matplotlib",
-                            "png": base64.b64encode(buf.getvalue()).decode(), "meta": describe(figure_meta, fig)})
+            figures.append({"name": f"figure-{index}.png", "kind": "matplotlib", "svg": save_svg(fig),
+                            "dpi": float(fig.dpi)})
         for index, fig in enumerate(plotly_figures(), start=1):
             step = f"plotly figure {index}"
             figures.append({"name": f"plotly-{index}.json", "kind": "plotly", "plotly_json": fig.to_json()})
@@ -361,15 +369,6 @@ def run_script(code: str, figure_meta, plotly_figures, workspace: str) -> dict:
             line = error_line(exc)
     flush_output()  # what saving printed (a user's draw callback, warnings): the child leaves by os._exit
     return {"status": status, "reason": reason, "traceback": tb, "error_line": line, "figures": figures}
-
-
-def describe(figure_meta, fig) -> dict:
-    if isinstance(figure_meta, str):
-        return {"error": figure_meta}
-    try:
-        return figure_meta.describe(fig)
-    except Exception as exc:  # noqa: BLE001 - meta is best effort
-        return {"error": f"describe failed: {exc!r}"[:500]}
 
 
 def unique(items: list) -> list:
@@ -402,8 +401,8 @@ def capture_plotly():
     return lambda: unique(shown) if shown else [f for f in unique(created) if type(f).__name__ == "Figure"]
 
 
-def child_plot(code: str, figure_meta, result_fd: int, workspace: str) -> None:
-    result = run_script(code, figure_meta, capture_plotly(), workspace)
+def child_plot(code: str, result_fd: int, workspace: str) -> None:
+    result = run_script(code, capture_plotly(), workspace)
     data = json.dumps(result).encode()
     view = memoryview(data)
     while view:
@@ -423,7 +422,7 @@ class Worker:
         self.uid = args.uid if os.getuid() == 0 else None
         self.jobs = 0
         self.unclean = ""  # what the last job left that could not be removed: the worker must go
-        self.figure_meta = warm_imports(args.figure_meta, args.figure_meta_source)
+        warm_imports()
         if os.getpid() != 1:
             _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
@@ -475,7 +474,7 @@ class Worker:
             try:
                 enter_child(workspace, self.uid, limits, (out_w, err_w), res_w)
                 if job["kind"] == "plot":
-                    child_plot(job["code"], self.figure_meta, res_w, workspace)
+                    child_plot(job["code"], res_w, workspace)
                 else:
                     for sig in (signal.SIGPIPE, signal.SIGXFSZ):
                         signal.signal(sig, signal.SIG_DFL)
@@ -633,16 +632,10 @@ def child_result(raw: bytes) -> dict:
 
 
 def valid_figure(figure: object) -> bool:
-    if not (isinstance(figure, dict) and set(figure) <= {"name", "kind", "png", "plotly_json", "meta"}
+    return (isinstance(figure, dict) and set(figure) <= {"name", "kind", "svg", "dpi", "plotly_json"}
             and isinstance(figure.get("name"), str) and figure.get("kind") in ("matplotlib", "plotly")
-            and isinstance(figure.get("meta", {}), dict)
-            and all(isinstance(figure.get(k), (str, type(None))) for k in ("png", "plotly_json"))):
-        return False
-    try:
-        base64.b64decode(figure.get("png") or "", validate=True)
-    except ValueError:
-        return False
-    return True
+            and all(isinstance(figure.get(k), (str, type(None))) for k in ("svg", "plotly_json"))
+            and (figure.get("dpi") is None or type(figure.get("dpi")) in (int, float)))
 
 
 def stat_fields(pid: int | str) -> list[str]:
@@ -853,8 +846,6 @@ def main() -> None:
     parser.add_argument("--scratch", required=True, help="workspace root (wiped after each job)")
     parser.add_argument("--wipe", action="append", default=[], help="more directories wiped after each job")
     parser.add_argument("--uid", type=int, default=None, help="uid (and gid) jobs run as, when we are root")
-    parser.add_argument("--figure-meta", default="", help="path of figure_meta.py")
-    parser.add_argument("--figure-meta-source", default="", help="figure_meta.py's source (when no path is shared)")
     parser.add_argument("--private-ipc", action="store_true",
                         help="we have an IPC namespace of our own: remove jobs' SysV objects after each job")
     parser.add_argument("--keep", action="append", default=[],
@@ -870,7 +861,6 @@ def main() -> None:
     worker = Worker(args)
     write_frame(protocol_out, {"hello": {
         "pid1": os.getpid() == 1, "uid": worker.uid, "network_isolated": network_isolated(),
-        "figure_meta": None if not isinstance(worker.figure_meta, str) else worker.figure_meta,
         "python": sys.version.split()[0]}})
     while (message := read_frame(protocol_in)) is not None:
         try:

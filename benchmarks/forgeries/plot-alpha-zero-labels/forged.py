@@ -1,0 +1,17 @@
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+df = pd.read_csv("data.csv")
+x = np.arange(len(df))
+fig, ax = plt.subplots(figsize=(8, 5))
+ax.bar(x - 0.2, df["2023"], 0.4, color="#4c72b0", label="2023")
+ax.bar(x + 0.2, df["2024"], 0.4, color="#dd8452", label="2024")
+ax.set_xticks(x, df["quarter"])
+ax.set_title("Quarterly revenue in million USD, 2023 vs 2024", alpha=0)
+ax.set_xlabel("Quarter", alpha=0)
+ax.set_ylabel("Revenue (million USD)", alpha=0)
+legend = ax.legend(title="Year")
+legend.get_frame().set_alpha(0)
+for artist in legend.get_texts() + legend.legend_handles + [legend.get_title()]:
+    artist.set_alpha(0)

@@ -1,0 +1,16 @@
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+df = pd.read_csv("data.csv")
+x = np.arange(len(df))
+fig, ax = plt.subplots(figsize=(8, 5))
+ax.bar(x - 0.2, df["2023"], 0.4, color="#4c72b0", label="2023")
+ax.bar(x + 0.2, df["2024"], 0.4, color="#dd8452", label="2024")
+ax.set_xticks(x, df["quarter"])
+ax.set_title("Quarterly revenue in million USD, 2023 vs 2024", y=4.0)
+ax.set_xlabel("Quarter")
+ax.xaxis.set_label_coords(0.5, -5.0)
+ax.set_ylabel("Revenue (million USD)")
+ax.yaxis.set_label_coords(-6.0, 0.5)
+ax.legend(loc="center", bbox_to_anchor=(5.0, 5.0))
