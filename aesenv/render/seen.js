@@ -403,6 +403,11 @@
       }
       if (s("box-shadow") && s("box-shadow") !== "none") return "style";
       if (s("outline-style") !== "none" && (num(s("outline-width")) || 0) > 0) return "style";
+      // Generated content (an icon font's glyph, a bullet, a badge): the pixels must show it.
+      for (const pseudo of ["::before", "::after"]) {
+        const content = N.style(el, pseudo)("content");
+        if (content && content !== "none" && content !== "normal" && content !== '""') return "replaced";
+      }
       return "";
     };
 
