@@ -71,7 +71,7 @@ SHOWN = {
     "text over a photo": f'<div style="background:linear-gradient(#345,#987);padding:20px"><p style="color:#fff">{WORDS}</p></div>',
     "half opacity": f'<p style="opacity:0.5">{WORDS}</p>',
     "red on green (as light as each other)": f'<div style="background:#00a000"><p style="color:#f00">{WORDS}</p></div>',
-    "on a face of a 3D cube": f'<div style="perspective:600px"><div style="transform-style:preserve-3d;transform:rotateY(20deg)">'
+    "on a face of a 3D cube": f'<div style="perspective:600px"><div style="transform-style:preserve-3d;width:400px;margin:40px;transform:rotateY(20deg)">'
                              f'<p style="width:400px;background:#234;color:#fff;backface-visibility:hidden">{WORDS}</p></div></div>',
 }
 
