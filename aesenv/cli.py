@@ -425,6 +425,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--exec", action="store_true", help="run it here instead of printing it")
     p.set_defaults(fn=_cmd_serve_judge)
 
+    from aesenv.serve.cli import add_parser as add_serve_parser
+
+    add_serve_parser(sub)
+
     names = sorted(benchmarks())
     p = sub.add_parser("bench", help="run a benchmark: " + (", ".join(names) or "none installed (pip install -e .)"))
     p.add_argument("benchmark", choices=names)
