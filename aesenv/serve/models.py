@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from openenv.core.env_server.types import Action, Observation, State
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
 
 from aesenv.artifact import MAX_ARTIFACT_BYTES
 
@@ -54,7 +55,10 @@ class AesAction(Action):
     def _one(self) -> AesAction:
         given = [name for name in ("text", "tool_calls", "message") if getattr(self, name) is not None]
         if len(given) != 1:
-            raise ValueError(f"give exactly one of text, tool_calls, message (got {given or 'none'})")
+            # PydanticCustomError, not ValueError: OpenEnv sends `errors()` back as JSON, and a
+            # ValueError in their context would not serialise (the session would end instead)
+            raise PydanticCustomError("one_action", "give exactly one of text, tool_calls, message (got {given})",
+                                      {"given": ", ".join(given) or "none"})
         return self
 
     def for_env(self) -> str | dict[str, Any]:
