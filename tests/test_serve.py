@@ -143,7 +143,6 @@ async def test_eight_concurrent_refine_sessions_do_not_cross(server):
         assert marker in shown and not any(m in shown for m in others), marker
         assert record["task_id"] == "web-website-01"
         assert record["artifact"]["sha256"] == extract_artifact(PAGE.format(marker=marker)).sha256
-        assert record["rendering"]["title"] == marker
 
 
 def _sessions(url: str) -> int:
