@@ -206,7 +206,8 @@ def build_app(settings: ServeSettings, *, token: str | None = None) -> tuple[Gua
 
     async def envs(_) -> JSONResponse:
         return JSONResponse({"aesenv": aesenv.__version__, "envs": served, "paths": {e: f"/{e}" for e in served},
-                             "max_sessions": settings.max_sessions, "active_sessions": len(hub.sessions)})
+                             "max_sessions": settings.max_sessions, "active_sessions": len(hub.sessions),
+                             "sessions": {e: sum(s.env_id == e for s in hub.sessions) for e in served}})
 
     async def health(_) -> JSONResponse:
         return JSONResponse({"status": "healthy"})

@@ -29,6 +29,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="run the server in the serving image (built when missing or stale): the env, its sandbox "
                         "and Chromium inside one unprivileged container with no network")
     p.add_argument("--build", action="store_true", help="with --docker: rebuild the image even when up to date")
+    p.add_argument("--build-only", action="store_true", help="with --docker: build the image (when needed) and stop")
     p.add_argument("--log-level", default="warning")
     p.set_defaults(fn=run)
 
@@ -59,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
         from aesenv.serve.container import serve_in_docker
 
         check_bind(args.host, token)
-        return serve_in_docker(settings, host=args.host, port=args.port, token=token, rebuild=args.build)
+        return serve_in_docker(settings, host=args.host, port=args.port, token=token, rebuild=args.build,
+                               build_only=args.build_only)
     where = args.uds or f"http://{args.host}:{args.port}"
     print(f"aesenv serve: {', '.join(settings.served())} on {where} (max {settings.max_sessions} sessions"
           f"{', token required' if token else ''})", flush=True)

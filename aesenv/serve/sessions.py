@@ -203,13 +203,16 @@ class AesServedEnv(Environment[AesAction, AesObservation, AesState]):
             return self._error("infra", f"the step failed on our side: {_why(exc)}", infra=True, done=True)
         self.done = bool(terminated or truncated)
         valid = not (isinstance(reward, float) and math.isnan(reward))
-        if self.mode == "single":
-            text = f"[Episode ended. Reward: {reward if valid else 'none (our side failed)'}]"
-            picture = self.core.screen()
+        texts = None
+        if self.mode == "single":  # the core's observation is the task's texts; the picture goes in a message
+            texts, text = messages, f"[Episode ended. Reward: {reward if valid else 'none (our side failed)'}]"
+            last = self.core.last
+            picture = (last.picture or last.screen) if last is not None else None
             messages = [{"role": "user", "content": [{"type": "text", "text": text}, image_part(picture)]
                          if picture else text}]
         observation = AesObservation(
             env_id=self.env_id, task_id=self.task_id, messages=_finite(messages), done=self.done,
+            observation=_finite(texts),
             reward=float(reward) if valid else None, truncated=bool(truncated),
             reward_valid=bool(info.get("reward_valid", True)) and valid,
             text=None if self.mode == "single" else as_text(messages), info=_finite(info))
