@@ -11,7 +11,8 @@
 - bounds the sessions of the whole server (`max_sessions`, all env ids together): one more gets
   OpenEnv's typed `CAPACITY_REACHED` error;
 - ends a session's step in flight when its client disconnects (OpenEnv's handler only notices at
-  its next read), so nothing a gone client started keeps running.
+  its next read): the session's env sees its `Connection` go and cancels the step, so nothing a
+  gone client started keeps running, and OpenEnv's handler then closes the session as usual.
 
 `/envs` lists what is served; `/health` answers without a token (liveness only).
 """
@@ -37,7 +38,7 @@ from starlette.routing import Mount, Route
 
 import aesenv
 from aesenv.serve.models import AesAction, AesObservation
-from aesenv.serve.sessions import AesServedEnv, Hub, ServeSettings
+from aesenv.serve.sessions import CONNECTION, AesServedEnv, Connection, Hub, ServeSettings
 
 log = logging.getLogger(__name__)
 TOKEN_ENV = "AESENV_SERVE_TOKEN"
@@ -154,17 +155,12 @@ class Guard:
             return
         self.active += 1
         inbox: asyncio.Queue[dict] = asyncio.Queue()
-        waiting = False
-
-        async def inner_receive() -> dict:
-            nonlocal waiting
-            waiting = True
-            try:
-                return await inbox.get()
-            finally:
-                waiting = False
-
-        app_task = asyncio.ensure_future(self.app(scope, inner_receive, send))
+        connection = Connection()
+        bound = CONNECTION.set(connection)  # the app's task inherits it: its env sees the client go
+        try:
+            app_task = asyncio.ensure_future(self.app(scope, inbox.get, send))
+        finally:
+            CONNECTION.reset(bound)
 
         async def pump() -> None:
             while True:
@@ -176,15 +172,14 @@ class Guard:
                     message = {"type": "websocket.disconnect", "code": 1009}
                 inbox.put_nowait(message)
                 if message["type"] == "websocket.disconnect":
-                    if not waiting and not app_task.done():
-                        app_task.cancel()  # the client is gone: end its step in flight
+                    connection.gone.set()  # a step in flight ends now (`AesServedEnv._bounded`)
                     return
 
         pump_task = asyncio.ensure_future(pump())
         try:
             await asyncio.wait({app_task}, return_when=asyncio.ALL_COMPLETED)
             if not app_task.cancelled() and app_task.exception() is not None:
-                log.error("serve: a session ended with an error", exc_info=app_task.exception())
+                log.info("serve: a session ended on a send to a gone client (%s)", type(app_task.exception()).__name__)
         finally:
             self.active -= 1
             pump_task.cancel()

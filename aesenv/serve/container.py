@@ -52,7 +52,7 @@ HOME_IN_IMAGE = "/opt/aesenv/home"  # node tools and project packages (read-only
 RUNTIME_HOME = "/tmp/aesenv"  # AESENV_HOME at run time: links to the above, and what must be writable
 SOCKET_DIR = "/run/aesenv"
 SOCKET = f"{SOCKET_DIR}/serve.sock"
-APT_PACKAGES = ["bubblewrap", "fonts-liberation2", "fonts-dejavu-core", "fonts-noto-color-emoji", "util-linux",
+APT_PACKAGES = ["libatomic1", "bubblewrap", "fonts-liberation2", "fonts-dejavu-core", "fonts-noto-color-emoji", "util-linux",
                 "ca-certificates"]
 DEBOOTSTRAP_PACKAGES = ["python3", "libstdc++6"]
 SOURCES = (f"deb {MIRROR} {SUITE} main\ndeb {MIRROR} {SUITE}-updates main\n"
@@ -60,10 +60,11 @@ SOURCES = (f"deb {MIRROR} {SUITE} main\ndeb {MIRROR} {SUITE}-updates main\n"
 CODE_DIRS = ("aesenv", "policies", "benchmarks", "train")
 PRUNE = ["var/cache/apt/archives", "var/lib/apt/lists", "usr/share/doc", "usr/share/man", "usr/share/info"]
 # What the container may do, and no more: the local sandbox's bubblewrap and the browser launcher
-# make namespaces and mounts (SYS_ADMIN, SYS_CHROOT, SETPCAP to drop the bounding set), switch to
-# the job and browser uids (SETUID, SETGID), and the worker keeps what it needs to own, measure,
-# kill and clean up after a job (`aesenv.sandbox.base.WORKER_CAPS`).
-CAPABILITIES = ("SYS_ADMIN", "SYS_CHROOT", "SETPCAP", "SETUID", "SETGID", "CHOWN", "KILL", "DAC_OVERRIDE", "FOWNER",
+# make namespaces and mounts (SYS_ADMIN, SYS_CHROOT, SETPCAP to drop the bounding set, NET_ADMIN to
+# bring up the loopback of a job's own network namespace: the container itself has no other
+# interface), switch to the job and browser uids (SETUID, SETGID), and the worker keeps what it
+# needs to own, measure, kill and clean up after a job (`aesenv.sandbox.base.WORKER_CAPS`).
+CAPABILITIES = ("SYS_ADMIN", "SYS_CHROOT", "SETPCAP", "NET_ADMIN", "SETUID", "SETGID", "CHOWN", "KILL", "DAC_OVERRIDE", "FOWNER",
                 "SYS_PTRACE")
 
 
@@ -254,14 +255,33 @@ def _debootstrap_with(rootfs: Path, debootstrap, say) -> None:
         image.PACKAGES = saved
 
 
-def run_args(name: str, image: str, socket_dir: Path, *, token: str | None, memory_mb: int, pids: int,
-             serve_args: list[str]) -> list[str]:
+# Docker's default seccomp profile refuses pivot_root, which bubblewrap needs to give each job a root
+# of its own; this profile allows what a container normally may and refuses, whatever the
+# capabilities, the calls that reach past a container (kernel modules, kexec, file handles that
+# name host inodes, keyrings, BPF, perf, swap and clock and reboot, raw I/O ports).
+SECCOMP_DENIED = ["kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "open_by_handle_at",
+                  "name_to_handle_at", "bpf", "perf_event_open", "keyctl", "add_key", "request_key", "reboot",
+                  "swapon", "swapoff", "acct", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
+                  "iopl", "ioperm", "quotactl", "lookup_dcookie", "userfaultfd", "vm86", "vm86old", "syslog",
+                  "nfsservctl", "uselib", "fanotify_init", "move_mount", "fsopen", "fsmount", "fspick", "open_tree",
+                  "mount_setattr"]
+
+
+def seccomp_profile() -> str:
+    return json.dumps({"defaultAction": "SCMP_ACT_ALLOW", "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86",
+                                                                             "SCMP_ARCH_X32"],
+                       "syscalls": [{"names": SECCOMP_DENIED, "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]})
+
+
+def run_args(name: str, image: str, socket_dir: Path, profile: Path, *, token: str | None, memory_mb: int,
+             pids: int, serve_args: list[str]) -> list[str]:
     """The `docker run` of the serving container (see the module's docstring for why each flag)."""
     caps = [arg for cap in CAPABILITIES for arg in ("--cap-add", cap)]
     env = ["-e", "AESENV_SERVE_TOKEN"] if token else []
     return ["docker", "run", "--rm", "--detach", "--name", name, "--label", f"{OWNER_LABEL}={os.getpid()}",
             "--network", "none", "--read-only", "--tmpfs", "/tmp:rw,exec,size=4g,mode=1777",
             "--cap-drop", "ALL", *caps, "--security-opt", "no-new-privileges", "--security-opt", "apparmor=unconfined",
+            "--security-opt", f"seccomp={profile}",
             "--memory", f"{memory_mb}m", "--pids-limit", str(pids), "--shm-size", "64m",
             "-v", f"{socket_dir}:{SOCKET_DIR}", *env, image, *serve_args]
 
@@ -301,15 +321,17 @@ def serve_in_docker(settings, *, host: str, port: int, token: str | None, rebuil
     image = build(force=rebuild)
     if build_only:
         return 0
-    socket_dir = Path(tempfile.mkdtemp(prefix="aesenv-serve-sock-"))
-    socket_dir.chmod(0o755)
+    workdir = Path(tempfile.mkdtemp(prefix="aesenv-serve-"))
+    socket_dir, profile = workdir / "sock", workdir / "seccomp.json"
+    socket_dir.mkdir(mode=0o755)
+    profile.write_text(seccomp_profile())
     name = f"aesenv-serve-{port}-{os.getpid()}"
     serve_args = ["--max-sessions", str(settings.max_sessions), "--session-idle-s", str(settings.session_idle_s),
                   "--session-max-s", str(settings.session_max_s), "--step-timeout-s", str(settings.step_timeout_s),
                   "--max-message-mb", str(settings.max_message_bytes / 2**20), "--judge", settings.pipeline.judge,
                   *(arg for env_id in settings.env_ids for arg in ("--env", env_id)),
                   *(arg for env_id, source in settings.tasks.items() for arg in ("--tasks", f"{env_id}={source}"))]
-    subprocess.run(run_args(name, image, socket_dir, token=token, memory_mb=memory_mb, pids=pids,
+    subprocess.run(run_args(name, image, socket_dir, profile, token=token, memory_mb=memory_mb, pids=pids,
                             serve_args=serve_args), check=True, stdout=subprocess.DEVNULL)
     sock = str(socket_dir / "serve.sock")
     try:
@@ -326,7 +348,7 @@ def serve_in_docker(settings, *, host: str, port: int, token: str | None, rebuil
             asyncio.run(_until_signal(_forward(host, port, sock)))
     finally:
         subprocess.run(["docker", "rm", "-f", name], capture_output=True)
-        shutil.rmtree(socket_dir, ignore_errors=True)
+        shutil.rmtree(workdir, ignore_errors=True)
     return 0
 
 

@@ -20,6 +20,7 @@ bad task, a step without an episode or past its end is a typed `ErrorInfo`; our 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import math
 import time
@@ -43,6 +44,17 @@ from aesenv.serve.webdev import WEBDEV_ENV_ID, WebdevCore
 from aesenv.text import shown
 
 log = logging.getLogger(__name__)
+
+
+class Connection:
+    """The client side of one WebSocket session, as the app's guard sees it."""
+
+    def __init__(self) -> None:
+        self.gone = asyncio.Event()
+
+
+CONNECTION: contextvars.ContextVar[Connection | None] = contextvars.ContextVar("aesenv_serve_connection",
+                                                                             default=None)
 
 
 class ServeSettings(BaseModel):
@@ -170,6 +182,8 @@ class AesServedEnv(Environment[AesAction, AesObservation, AesState]):
         except _StepTimeout:
             return self._error("step_timeout", f"reset took over {self.hub.settings.step_timeout_s} s on our side",
                                infra=True, done=True)
+        except _ClientGone:
+            return self._error("session_closed", "the client went away during reset", done=True)
         except Exception as exc:  # noqa: BLE001 - ours: a typed error, never a crashed session
             log.exception("serve: %s reset failed", self.env_id)
             return self._error("infra", f"reset failed on our side: {_why(exc)}", infra=True, done=True)
@@ -197,6 +211,9 @@ class AesServedEnv(Environment[AesAction, AesObservation, AesState]):
             self.done = True
             return self._error("step_timeout", "the step did not finish in time on our side; the episode is over",
                                infra=True, done=True)
+        except _ClientGone:
+            self.done = True
+            return self._error("session_closed", "the client went away during the step", done=True)
         except Exception as exc:  # noqa: BLE001 - the cores never raise for an action: this is ours
             log.exception("serve: %s step failed", self.env_id)
             self.done = True
@@ -250,19 +267,28 @@ class AesServedEnv(Environment[AesAction, AesObservation, AesState]):
 
     # ------------------------------------------------------------------ helpers
     async def _bounded(self, coro, timeout_s: float | None = None):
-        """Run one reset or step as its own task (a closing session cancels it), within the deadline."""
+        """Run one reset or step as its own task within the deadline; it is cancelled when the
+        session closes, the deadline passes or the client goes (the guard's `Connection`)."""
         limit = min(timeout_s or math.inf, self.hub.settings.step_timeout_s)
-        self._step = asyncio.ensure_future(coro)
+        self._step = step = asyncio.ensure_future(coro)
+        connection = CONNECTION.get()
+        gone = asyncio.ensure_future(connection.gone.wait()) if connection is not None else None
         try:
-            return await asyncio.wait_for(asyncio.shield(self._step), limit)
-        except asyncio.TimeoutError:
-            self._step.cancel()
-            await asyncio.gather(self._step, return_exceptions=True)
-            raise _StepTimeout from None
-        except asyncio.CancelledError:
-            self._step.cancel()
-            await asyncio.gather(self._step, return_exceptions=True)
-            raise
+            await asyncio.wait({step, gone} - {None}, timeout=None if math.isinf(limit) else limit,
+                               return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if gone is not None:
+                gone.cancel()
+            if not step.done():
+                step.cancel()
+                await asyncio.gather(step, return_exceptions=True)
+        if step.cancelled():
+            if connection is not None and connection.gone.is_set():
+                raise _ClientGone
+            if self.closed:
+                raise _ClientGone
+            raise _StepTimeout
+        return step.result()
 
     def _unusable(self) -> AesObservation | None:
         if self.closed:
@@ -282,6 +308,10 @@ class AesServedEnv(Environment[AesAction, AesObservation, AesState]):
 
 
 class _StepTimeout(Exception):
+    pass
+
+
+class _ClientGone(Exception):
     pass
 
 
@@ -307,4 +337,4 @@ def suite_of_webdev() -> str | None:
     return None
 
 
-__all__ = ["AesServedEnv", "Hub", "ServeSettings", "suite_of_webdev"]
+__all__ = ["CONNECTION", "AesServedEnv", "Connection", "Hub", "ServeSettings", "suite_of_webdev"]
