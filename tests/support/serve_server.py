@@ -92,3 +92,81 @@ def first_action(env_id: str, marker: str = "Bakery") -> dict:
 
 SUBMIT = {"tool_calls": [call("submit", {}, "s")]}
 MAX_TURNS = 60  # a hang guard for the scripted episodes (Webdev-Bench: at most 3 deliveries per requirement)
+
+
+def check_end(env_id: str, observation: dict, reward) -> None:
+    """A completed episode: no error, a valid reward, the record with every channel's status and score."""
+    assert observation["error"] is None, observation["error"]
+    if env_id == "AesWebdevBench-v0":
+        assert observation["info"]["webdev_record"]["status"] == "ok"
+        assert set(observation["info"]["webdev_record"]["metrics"]) >= {"RS", "DSR", "weighted"}
+        return
+    record = observation["info"]["record"]
+    assert record["status"] == "ok" and observation["reward_valid"] and isinstance(reward, float)
+    assert record["channels"] and all("status" in c and "score" in c for c in record["channels"].values())
+
+
+async def play_openenv(url: str, env_id: str) -> None:
+    """An episode of `env_id` with OpenEnv's own client (no aesenv types)."""
+    from openenv.core.generic_client import GenericEnvClient
+
+    async with GenericEnvClient(base_url=f"{url}/{env_id}", message_timeout_s=1500) as env:
+        result = await env.reset(seed=0)
+        assert result.observation["error"] is None and result.observation["messages"]
+        action = first_action(env_id)
+        for _ in range(MAX_TURNS):
+            result = await env.step(action)
+            assert result.observation["error"] is None, result.observation["error"]
+            if result.done:
+                break
+            action = SUBMIT
+        assert result.done
+        check_end(env_id, result.observation, result.reward)
+        state = await env.state()
+        assert state["env_id"] == env_id and state["done"] is True
+
+
+def play_gym(url: str, env_id: str) -> None:
+    """An episode of `env_id` through `gym.make(env_id, remote=url)` (Webdev-Bench: `AsyncRemoteEnv`)."""
+    import asyncio
+
+    import gymnasium as gym
+
+    if env_id == "AesWebdevBench-v0":
+        from aesenv.remote import AsyncRemoteEnv
+
+        async def webdev() -> None:
+            env = AsyncRemoteEnv(url, env_id)
+            try:
+                messages, _ = await env.reset(seed=0)
+                assert messages[0]["role"] == "system" and env.tools
+                for _ in range(MAX_TURNS):
+                    _, _, terminated, truncated, info = await env.step(
+                        {"role": "assistant", "content": None, "tool_calls": SUBMIT["tool_calls"]})
+                    if terminated or truncated:
+                        break
+                assert terminated and info["webdev_record"]["status"] == "ok"
+            finally:
+                await env.close()
+
+        asyncio.run(webdev())
+        return
+    env = gym.make(env_id, remote=url)
+    try:
+        observation, info = env.reset(seed=0)
+        assert info["messages"] and info["task_id"]
+        action = first_action(env_id)
+        for _ in range(MAX_TURNS):
+            wire = action.get("text") or {"role": "assistant", "content": None, "tool_calls": action["tool_calls"]}
+            observation, reward, terminated, truncated, info = env.step(wire)
+            if terminated or truncated:
+                break
+            action = SUBMIT
+        assert terminated and info["reward_valid"] and info["record"]["status"] == "ok"
+        assert reward == reward  # a number, not NaN
+        if env_id in ("AesWeb-v0", "AesPlot-v0"):
+            assert set(observation) >= {"prompt", "category"}
+        else:
+            assert isinstance(observation, str) and "Episode ended" in observation
+    finally:
+        env.close()
