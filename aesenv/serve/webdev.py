@@ -19,7 +19,8 @@ from typing import Any
 
 from aesenv.rewards import RewardPipeline
 from aesenv.webdev.gate import make_user
-from aesenv.webdev.session import SECONDS_PER_REQUIREMENT, TaskRun, run_task
+from aesenv.webdev.graders import CheckGrader
+from aesenv.webdev.session import SECONDS_PER_REQUIREMENT, TaskRun, _Session  # the session run_task runs
 from aesenv.webdev.tasks import CompositeTask, load_suite
 
 WEBDEV_ENV_ID = "AesWebdevBench-v0"
@@ -53,6 +54,7 @@ class WebdevCore:
         self.task: CompositeTask | None = None
         self._relay: _Relay | None = None
         self._run: asyncio.Task[TaskRun] | None = None
+        self._session: _Session | None = None
         self._seen = 0  # messages of the conversation already handed out
 
     def tasks(self) -> list[CompositeTask]:
@@ -66,8 +68,10 @@ class WebdevCore:
         if not isinstance(task, str) or task not in suite:
             raise KeyError(f"no Webdev-Bench task {task!r}; tasks: {sorted(suite)}")
         self.task, self._relay, self._seen = suite[task], _Relay(), 0
-        self._run = asyncio.create_task(run_task(self.task, self._relay, self.pipeline, make_user(self.user),
-                                                 seconds_per_requirement=self.seconds_per_requirement))
+        # `run_task`'s session, held here so each step's info (turn, Φ, tool results) can go out
+        self._session = _Session(self.task, self._relay, self.pipeline, make_user(self.user), CheckGrader(),
+                                 self.seconds_per_requirement)
+        self._run = asyncio.create_task(self._session.run())
         messages, _, _, _, info = await self._next()
         return messages, {**info, "task_id": task, "requirements": len(self.task.requirements)}
 
@@ -78,6 +82,15 @@ class WebdevCore:
         self._seen += 1  # the action itself is the conversation's next message
         await self._relay.replies.put(message)
         return await self._next()
+
+    def _step_info(self) -> dict[str, Any]:
+        """The env's info of the latest step, as the session recorded it (empty before the first)."""
+        steps = self._session.trajectory.steps if self._session is not None else []
+        if not steps:
+            return {}
+        last = steps[-1]
+        return {"turn": last.turn, "potential": last.potential, "delta_potential": last.delta_potential,
+                "tool_results": last.tool_results}
 
     async def _next(self) -> tuple[list[dict], float, bool, bool, dict[str, Any]]:
         """Until the session asks for the next action (the new messages) or ends (its record)."""
@@ -91,14 +104,14 @@ class WebdevCore:
             conversation, tools = ask.result()
             self.tools = list(tools or [])
             new, self._seen = conversation[self._seen:], len(conversation)
-            return new, 0.0, False, False, {"tools": [t["function"]["name"] for t in self.tools]}
+            return new, 0.0, False, False, {**self._step_info(), "tools": [t["function"]["name"] for t in self.tools]}
         result = self._run.result()
         record = result.record
         last = result.trajectory.steps[-1].observation if result.trajectory.steps else []
         reward = record.metrics.get("weighted") if record.status == "ok" else None
         end = {"done": "submit", "time_budget": "max_wall_s", "turn_budget": "max_turns"}.get(record.end, record.end)
-        info = {"webdev_record": record.model_dump(mode="json"), "status": record.status, "end": end,
-                "reward_valid": reward is not None}
+        info = {**self._step_info(), "webdev_record": record.model_dump(mode="json"), "status": record.status,
+                "end": end, "reward_valid": reward is not None}
         terminated = record.end == "done"
         return list(last), (math.nan if reward is None else float(reward)), terminated, not terminated, info
 
