@@ -171,9 +171,13 @@ def test_off_loopback_needs_the_token(tmp_path):
                              cwd=ROOT, capture_output=True, text=True, timeout=120,
                              env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
     assert refused.returncode == 2 and "AESENV_SERVE_TOKEN" in refused.stderr
+    refused = subprocess.run([sys.executable, "-m", "aesenv.cli", "serve", "--docker", "--host", "0.0.0.0"], cwd=ROOT,
+                             capture_output=True, text=True, timeout=120,
+                             env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
+    assert refused.returncode == 2 and "AESENV_SERVE_TOKEN" in refused.stderr  # before any image is built
     token = "t0k3n-" + "x" * 24
-    with running_server("--env", "AesWeb-v0", host="0.0.0.0", env={"AESENV_SERVE_TOKEN": token},
-                        log=tmp_path / "server.log") as (url, _):
+    with running_server("--env", "AesWeb-v0", "--max-sessions", "2", host="0.0.0.0",
+                        env={"AESENV_SERVE_TOKEN": token}, log=tmp_path / "server.log") as (url, _):
         for headers in ({}, {"Authorization": "Bearer wrong-token-wrong-token"}):
             with pytest.raises(urllib.error.HTTPError) as denied:
                 urllib.request.urlopen(urllib.request.Request(f"{url}/AesWeb-v0/schema", headers=headers), timeout=10)
@@ -195,6 +199,18 @@ def test_off_loopback_needs_the_token(tmp_path):
             anonymous = AsyncRemoteEnv(url, "AesWeb-v0", token="")
             with pytest.raises(ConnectionError):
                 await anonymous.reset(seed=0)
+            # bounded in number: a third session at once gets OpenEnv's typed CAPACITY_REACHED
+            held = [AsyncRemoteEnv(url, "AesWeb-v0", token=token) for _ in range(2)]
+            try:
+                for env in held:
+                    await env.reset(seed=0)
+                third = AsyncRemoteEnv(url, "AesWeb-v0", token=token)
+                with pytest.raises(RuntimeError, match="CAPACITY_REACHED"):
+                    await third.reset(seed=0)
+                await third.close()
+            finally:
+                for env in held:
+                    await env.close()
 
         asyncio.run(sockets())
 

@@ -147,6 +147,8 @@ class Guard:
         if self.active >= self.max_sessions:
             await receive()  # websocket.connect
             await send({"type": "websocket.accept"})
+            with contextlib.suppress(asyncio.TimeoutError):  # answer the client's first message, so it reads why
+                await asyncio.wait_for(receive(), 10)
             error = {"type": "error", "data": {"message": f"the server runs at most {self.max_sessions} sessions at "
                                                           "once; retry later", "code": WSErrorCode.CAPACITY_REACHED.value,
                                                "max_sessions": self.max_sessions}}
