@@ -250,3 +250,36 @@ def test_bench_serve_runs_both_paths(server, tmp_path):
     result = json.loads((tmp_path / "serve.json").read_text())
     assert [r["sessions"] for r in result["in_process"]] == [1, 2] == [r["sessions"] for r in result["served"]]
     assert all(r["sessions_per_s"] > 0 and r["step_ms_median"] > 0 for r in result["in_process"] + result["served"])
+
+
+def test_aesenv_run_drives_a_served_env(server, tmp_path):
+    from aesenv.cli import main
+
+    assert main(["run", "--env", "AesWebRefine-v0", "--policy", "repair", "--task", "web-website-01",
+                 "--env-url", server, "--out", str(tmp_path)]) == 0
+    trajectory = json.loads((tmp_path / "trajectory.json").read_text())
+    assert trajectory["end"] == "submit" and trajectory["record"]["status"] == "ok" and trajectory["steps"]
+
+
+async def test_refine_runner_and_verl_loop_env_over_the_wire(server, tmp_path):
+    """The refine runner (`--mode refine --env-url`) and veRL's agent loop (`env_url`) build their
+    envs through `make_core(..., remote=)`: the same episode code drives a served env."""
+    from aesenv.policy import make_policy
+    from aesenv.runner import run_episodes
+    from aesenv.tasks import load_tasks
+    from aesenv.trajectory import run_episode
+
+    tasks = load_tasks("builtin:web")[:1]
+    records = await run_episodes(tasks, make_policy("repair"), tmp_path / "refine", mode="refine", env_url=server,
+                                 progress=False)
+    assert len(records) == 1 and records[0].status == "ok"
+    assert (tmp_path / "refine/episodes" / tasks[0].id / "trajectory.json").is_file()
+    agent_loop = pytest.importorskip("train.agent_loop", reason="the verl extra is not installed")
+    loop = agent_loop.AesRefineAgentLoop.__new__(agent_loop.AesRefineAgentLoop)
+    loop.env_url = server
+    env = await loop.make_env("AesWebRefine-v0", tasks[0])
+    try:
+        trajectory = await run_episode(env, make_policy("repair"), task=tasks[0])
+    finally:
+        await env.close()
+    assert isinstance(env, AsyncRemoteEnv) and trajectory.end == "submit" and trajectory.record["status"] == "ok"
