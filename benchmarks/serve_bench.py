@@ -7,7 +7,8 @@ one run: episodes (sessions) per second and the latency of each step, median and
 
 An episode of a refine env is reset, write_file, render, submit (the final score); of a
 single-turn env, reset and the answer. The page is the same in every episode, so the two paths do
-the same work. Figures depend on the machine: run it alone.
+the same work; each path first plays one episode that is not counted (browser and workers warm).
+Figures depend on the machine: run it alone.
 """
 
 from __future__ import annotations
@@ -124,6 +125,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     results: dict[str, Any] = {"env": args.env, "task": args.task, "episodes_per_level": args.episodes,
                                "in_process": [], "served": [], "cores": os.cpu_count()}
     async with RewardPipeline(PipelineConfig()) as pipeline:
+        await level(lambda: make_core(args.env, pipeline=pipeline), args.env, args.task, 1, 1)  # warm-up, not counted
         for n in levels:
             results["in_process"].append(await level(lambda: make_core(args.env, pipeline=pipeline), args.env,
                                                      args.task, n, args.episodes))
@@ -131,6 +133,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     with contextlib.ExitStack() as stack:
         url = args.url or stack.enter_context(local_server(args.env, max(levels)))
         results["url"] = args.url or "local aesenv serve"
+        await level(lambda: AsyncRemoteEnv(url, args.env), args.env, args.task, 1, 1)  # warm-up, not counted
         for n in levels:
             results["served"].append(await level(lambda: AsyncRemoteEnv(url, args.env), args.env, args.task, n,
                                                  args.episodes))
