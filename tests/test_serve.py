@@ -25,7 +25,7 @@ from aesenv.remote import AsyncRemoteEnv, RemoteScorer
 from aesenv.serve.app import check_bind
 from aesenv.serve.webdev import WEBDEV_ENV_ID
 from aesenv.tasks import Task
-from support.serve_server import PAGE, ROOT, SUBMIT, call, play_gym, play_openenv, running_server
+from support.serve_server import PAGE, ROOT, SUBMIT, call, first_action, play_gym, play_openenv, running_server
 
 pytestmark = pytest.mark.timeout(1800)
 ALL_ENVS = [*env_ids(), WEBDEV_ENV_ID]
@@ -283,3 +283,19 @@ async def test_refine_runner_and_verl_loop_env_over_the_wire(server, tmp_path):
     finally:
         await env.close()
     assert isinstance(env, AsyncRemoteEnv) and trajectory.end == "submit" and trajectory.record["status"] == "ok"
+
+
+async def test_our_failure_is_never_a_score(tmp_path):
+    """A sandbox that cannot start (an unreachable Docker engine) is the server's failure: the
+    reward is null on the wire (NaN through our client) and the record says infra_error."""
+    with running_server("--env", "AesPlot-v0", "--sandbox", "docker", env={"DOCKER_HOST": "unix:///nonexistent.sock"},
+                        log=tmp_path / "server.log") as (url, _):
+        env = AsyncRemoteEnv(url, "AesPlot-v0")
+        try:
+            await env.reset(seed=0)
+            _, reward, terminated, _, info = await env.step(first_action("AesPlot-v0")["text"])
+        finally:
+            await env.close()
+        assert terminated and reward != reward and info["reward_valid"] is False  # NaN, never 0
+        assert info["record"]["status"] == "infra_error"
+        assert env.last_observation.reward is None and env.last_observation.reward_valid is False
