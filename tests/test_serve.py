@@ -19,13 +19,13 @@ pytest.importorskip("openenv", reason="the serve extra is not installed (make se
 import websockets
 
 import aesenv  # noqa: F401 - registers the env ids
-from aesenv.artifact import extract_artifact
 from aesenv.kinds import env_ids
 from aesenv.remote import AsyncRemoteEnv, RemoteScorer
 from aesenv.serve.app import check_bind
 from aesenv.serve.webdev import WEBDEV_ENV_ID
 from aesenv.tasks import Task
-from support.serve_server import PAGE, ROOT, SUBMIT, call, first_action, play_gym, play_openenv, running_server
+from support.serve_server import (PAGE, ROOT, call, client_gone_mid_step, eight_sessions_without_crosstalk,
+                                  first_action, play_gym, play_openenv, running_server)
 
 pytestmark = pytest.mark.timeout(1800)
 ALL_ENVS = [*env_ids(), WEBDEV_ENV_ID]
@@ -59,63 +59,13 @@ def test_our_client_plays_every_env(server, env_id):
 async def test_eight_concurrent_refine_sessions_do_not_cross(server):
     """8 AesWebRefine-v0 sessions at once, each with its own page: each sees its own workspace and
     its record is of its own page."""
-    markers = [f"Marker{i}x{i * 7919}" for i in range(8)]
-
-    async def one(marker: str) -> tuple[str, str, dict]:
-        env = AsyncRemoteEnv(server, "AesWebRefine-v0")
-        try:
-            await env.reset("web-website-01")
-            await env.step({"role": "assistant", "tool_calls": [
-                call("write_file", {"path": "index.html", "content": PAGE.format(marker=marker)}, "w")]})
-            await env.step({"role": "assistant", "tool_calls": [call("write_file", {"path": f"{marker}.txt",
-                                                                                  "content": marker}, "x")]})
-            seen, _, _, _, _ = await env.step({"role": "assistant", "tool_calls": [call("render", {}, "r")]})
-            listed, _, _, _, _ = await env.step({"role": "assistant", "tool_calls": [
-                call("run", {"command": "ls; cat index.html"}, "l")]})
-            _, reward, terminated, _, info = await env.step({"role": "assistant", "tool_calls": SUBMIT["tool_calls"]})
-            assert terminated and info["reward_valid"]
-            shown = json.dumps(seen) + json.dumps(listed)
-            return marker, shown, info["record"]
-        finally:
-            await env.close()
-
-    results = await asyncio.gather(*(one(m) for m in markers))
-    for marker, shown, record in results:
-        others = [m for m in markers if m != marker]
-        assert marker in shown and not any(m in shown for m in others), marker
-        assert record["task_id"] == "web-website-01"
-        assert record["artifact"]["sha256"] == extract_artifact(PAGE.format(marker=marker)).sha256
-
-
-def _sessions(url: str) -> int:
-    return json.loads(urllib.request.urlopen(f"{url}/envs", timeout=10).read())["active_sessions"]
-
-
-def _running(pattern: str) -> list[str]:
-    found = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout.split()
-    return [pid for pid in found if pid.isdigit()]
+    await eight_sessions_without_crosstalk(server)
 
 
 async def test_client_gone_mid_step_leaves_no_process(server):
     """A client that disconnects while its `run` is going: the job and every process of it end, and
     the session is gone."""
-    marker = f"sleep {4000 + int(time.time()) % 997}"
-    ws = await websockets.connect(f"{server.replace('http', 'ws')}/AesWebRefine-v0/ws", max_size=2**26)
-    await ws.send(json.dumps({"type": "reset", "data": {"task": "web-website-01"}}))
-    assert json.loads(await ws.recv())["type"] == "observation"
-    command = f"{marker} & {marker}; echo done"
-    await ws.send(json.dumps({"type": "step", "data": {"tool_calls": [call("run", {"command": command})]}}))
-    deadline = time.monotonic() + 120
-    while not _running(marker):  # the job is running in the sandbox
-        assert time.monotonic() < deadline, "the command never started"
-        await asyncio.sleep(0.2)
-    assert _sessions(server) >= 1
-    ws.transport.abort()  # gone, without a close handshake
-    deadline = time.monotonic() + 120
-    while _running(marker) or _sessions(server):
-        assert time.monotonic() < deadline, f"left behind: {_running(marker)}, sessions " + urllib.request.urlopen(f"{server}/envs", timeout=10).read().decode()
-        await asyncio.sleep(0.5)
-    assert urllib.request.urlopen(f"{server}/health", timeout=10).status == 200
+    await client_gone_mid_step(server)
 
 
 async def test_bad_input_gets_typed_errors(server):

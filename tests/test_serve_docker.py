@@ -19,7 +19,8 @@ pytest.importorskip("openenv", reason="the serve extra is not installed (make se
 from aesenv.kinds import env_ids  # noqa: E402
 from aesenv.serve.container import CAPABILITIES, OWNER_LABEL  # noqa: E402
 from aesenv.serve.webdev import WEBDEV_ENV_ID  # noqa: E402
-from support.serve_server import ROOT, free_port, play_gym, play_openenv, wait_healthy  # noqa: E402
+from support.serve_server import (ROOT, client_gone_mid_step, eight_sessions_without_crosstalk, free_port,  # noqa: E402
+                                  play_gym, play_openenv, wait_healthy)
 
 pytestmark = pytest.mark.timeout(3600)
 ALL_ENVS = [*env_ids(), WEBDEV_ENV_ID]
@@ -82,6 +83,14 @@ async def test_openenv_client_plays_every_env_in_the_image(container, env_id):
 @pytest.mark.parametrize("env_id", ALL_ENVS)
 def test_our_client_plays_every_env_in_the_image(container, env_id):
     play_gym(container[0], env_id)
+
+
+async def test_eight_sessions_in_the_image_do_not_cross(container):
+    await eight_sessions_without_crosstalk(container[0])
+
+
+async def test_a_gone_client_leaves_no_process_in_the_image(container):
+    await client_gone_mid_step(container[0])
 
 
 def _exec(name: str, script: str, timeout: float = 600) -> subprocess.CompletedProcess:
