@@ -165,17 +165,20 @@ class Guard:
             CONNECTION.reset(bound)
 
         async def pump() -> None:
-            while True:
-                message = await receive()
-                text, data = message.get("text"), message.get("bytes")
-                if message["type"] == "websocket.receive" and len(text or data or "") > self.max_bytes:
-                    with contextlib.suppress(Exception):
-                        await send({"type": "websocket.close", "code": 1009, "reason": "message too large"})
-                    message = {"type": "websocket.disconnect", "code": 1009}
-                inbox.put_nowait(message)
-                if message["type"] == "websocket.disconnect":
-                    connection.gone.set()  # a step in flight ends now (`AesServedEnv._bounded`)
-                    return
+            try:
+                while True:
+                    message = await receive()
+                    text, data = message.get("text"), message.get("bytes")
+                    if message["type"] == "websocket.receive" and len(text or data or "") > self.max_bytes:
+                        with contextlib.suppress(Exception):
+                            await send({"type": "websocket.close", "code": 1009, "reason": "message too large"})
+                        message = {"type": "websocket.disconnect", "code": 1009}
+                    if message["type"] == "websocket.disconnect":
+                        return
+                    inbox.put_nowait(message)
+            finally:  # however the client went (or the server's receive failed), the session ends
+                inbox.put_nowait({"type": "websocket.disconnect", "code": 1006})
+                connection.gone.set()  # a step in flight ends now (`AesServedEnv._bounded`)
 
         pump_task = asyncio.ensure_future(pump())
         try:
