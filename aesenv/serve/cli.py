@@ -60,6 +60,9 @@ def run(args: argparse.Namespace) -> int:
         from aesenv.serve.container import serve_in_docker
 
         check_bind(args.host, token)
+        if args.judge != "offline" or args.sandbox != "local":
+            raise ValueError("the serving image has no network and no Docker engine inside: it runs --judge offline "
+                             "with its own sandbox; for a VLM judge, run `aesenv serve` here with --sandbox docker")
         return serve_in_docker(settings, host=args.host, port=args.port, token=token, rebuild=args.build,
                                build_only=args.build_only)
     where = args.uds or f"http://{args.host}:{args.port}"
