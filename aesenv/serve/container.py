@@ -165,7 +165,7 @@ def build(force: bool = False, say: Callable[[str], None] = print) -> str:
             target = context / "src" / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(checkout / rel, target)
-        subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w",
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w",
                         str(context / "wheel"), str(checkout)], check=True, stdout=subprocess.DEVNULL)
         wheel = next((context / "wheel").glob("aesenv-*.whl"))
         subprocess.run([sys.executable, "-m", "zipfile", "-e", str(wheel), str(context / "unpacked")], check=True)
