@@ -79,13 +79,36 @@ def chromium_version() -> str:
 
 
 def python_pins() -> list[str]:
-    """Every distribution installed here, pinned: the image resolves aesenv[serve] against these."""
-    pins = {}
-    for dist in metadata.distributions():
-        name = dist.metadata["Name"]
-        if name and name.lower() not in ("aesenv", "pip", "setuptools", "wheel"):
-            pins[name.lower()] = f"{name}=={dist.version}"
-    return sorted(pins.values())
+    """The distributions installed here that the image needs (aesenv[serve]'s dependency closure,
+    walked through the installed metadata), pinned: the image resolves against these, and only a
+    change among them asks for a new base."""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    installed = {canonicalize_name(d.metadata["Name"]): d for d in metadata.distributions() if d.metadata["Name"]}
+    pins: dict[str, str] = {}
+    todo = [(Requirement(line), "") for line in [*requirements(), *NO_DEPS]]
+    while todo:
+        requirement, extra = todo.pop()
+        if requirement.marker is not None and not requirement.marker.evaluate({"extra": extra}):
+            continue
+        name = canonicalize_name(requirement.name)
+        dist = installed.get(name)
+        if dist is None or name in ("aesenv", "pip", "setuptools", "wheel"):
+            continue
+        extras = sorted(requirement.extras)
+        key = f"{name}[{','.join(extras)}]"
+        if key in pins:
+            continue
+        pins[key] = f"{dist.metadata['Name']}=={dist.version}"
+        if name == "openenv-core":  # installed without its declared dependencies (the serve extra has them)
+            continue
+        for line in dist.requires or []:
+            child = Requirement(line)
+            todo += [(child, e) for e in extras] or [(child, "")]
+            if extras:
+                todo.append((child, ""))
+    return sorted(set(pins.values()))
 
 
 def requirements() -> list[str]:
