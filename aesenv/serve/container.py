@@ -167,21 +167,39 @@ def _image_label(engine, name: str) -> str | None:
         return None
 
 
+def _image_id(engine, name: str) -> str | None:
+    import docker
+
+    try:
+        return engine.images.get(name).id
+    except docker.errors.ImageNotFound:
+        return None
+
+
+def _drop_replaced(engine, name: str, previous: str | None, say: Callable[[str], None]) -> None:
+    """Remove the image `name` pointed at before this build (images of 2.5 GB add up)."""
+    from aesenv.sandbox.image import _remove_quietly
+
+    if previous is not None and previous != _image_id(engine, name):
+        _remove_quietly(engine, previous, say)
+
+
 def build(force: bool = False, say: Callable[[str], None] = print) -> str:
     """Build what is missing or stale; returns the image's name."""
     engine = client(timeout=1800)
     base, base_digest = f"{BASE}:{aesenv.__version__}", hashlib.sha256(
         json.dumps(base_recipe(), sort_keys=True).encode()).hexdigest()[:16]
+    previous_base = None
     if force or _image_label(engine, base) != base_digest:
+        previous_base = _image_id(engine, base)
         _build_base(engine, base, base_digest, say)
-    else:
-        say(f"{base} is up to date (recipe {base_digest})")
     checkout = checkout_root()
     files = code_files(checkout)
     name, digest = f"{IMAGE}:{aesenv.__version__}", f"{base_digest}-{code_digest(checkout, files)}"
     if not force and _image_label(engine, name) == digest:
         say(f"{name} is up to date ({digest})")
         return name
+    previous_code = _image_id(engine, name)
     with tempfile.TemporaryDirectory(prefix="aesenv-serve-code-", dir="/var/tmp") as tmp:
         context = Path(tmp)
         for rel in files:
@@ -201,6 +219,8 @@ def build(force: bool = False, say: Callable[[str], None] = print) -> str:
             f"LABEL {CONTENT_LABEL}={digest}\n")
         say(f"building {name} (code {digest})")
         subprocess.run(["docker", "build", "--quiet", "-t", name, str(context)], check=True, stdout=subprocess.DEVNULL)
+    _drop_replaced(engine, name, previous_code, say)  # the old code layer first: it sits on the old base
+    _drop_replaced(engine, base, previous_base, say)
     return name
 
 
