@@ -127,8 +127,9 @@ class SegmentSample(AgentLoopOutput):
 @register(AGENT_NAME)
 class AesRefineAgentLoop(AgentLoopBase):
     def __init__(self, *args: Any, context: dict[str, Any] | None = None, max_samples: int = MAX_SAMPLES,
-                 **kwargs: Any) -> None:
+                 env_url: str | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.env_url = env_url  # run the episodes in envs served there (`aesenv serve`), scored by its pipeline
         self.response_length = self.rollout_config.response_length
         self.pipeline_config = pipeline_config(**(self.config.reward.custom_reward_function.get("reward_kwargs") or {}))
         self.context = ContextConfig(**dict(context)) if context else None
@@ -138,9 +139,11 @@ class AesRefineAgentLoop(AgentLoopBase):
                              f"rollout.response_length={self.response_length}: the note has to fit after it")
 
     async def make_env(self, env_id: str, task: Task) -> AsyncRefineEnv:
-        pipeline: RewardPipeline = await shared_pipeline(self.pipeline_config)
         if mode_of(env_id)[1] != "refine":
             raise ValueError(f"{env_id} is not a refine env; the {AGENT_NAME} loop drives refine envs")
+        if getattr(self, "env_url", None):
+            return make_core(env_id, [task], remote=self.env_url)
+        pipeline: RewardPipeline = await shared_pipeline(self.pipeline_config)
         return make_core(env_id, [task], pipeline=pipeline)
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput | list[AgentLoopOutput]:
