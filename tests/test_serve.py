@@ -19,16 +19,14 @@ pytest.importorskip("openenv", reason="the serve extra is not installed (make se
 import websockets
 
 import aesenv  # noqa: F401 - registers the env ids
-from aesenv.kinds import env_ids
 from aesenv.remote import AsyncRemoteEnv, RemoteScorer
 from aesenv.serve.app import check_bind
-from aesenv.serve.webdev import WEBDEV_ENV_ID
 from aesenv.tasks import Task
 from support.serve_server import (PAGE, ROOT, call, client_gone_mid_step, eight_sessions_without_crosstalk,
-                                  first_action, play_gym, play_openenv, running_server)
+                                  first_action, play_gym, play_openenv, running_server, shipped_env_ids)
 
 pytestmark = pytest.mark.timeout(1800)
-ALL_ENVS = [*env_ids(), WEBDEV_ENV_ID]
+ALL_ENVS = shipped_env_ids()
 
 
 @pytest.fixture(scope="module")

@@ -16,14 +16,12 @@ import pytest
 
 pytest.importorskip("openenv", reason="the serve extra is not installed (make setup installs it)")
 
-from aesenv.kinds import env_ids  # noqa: E402
 from aesenv.serve.container import CAPABILITIES, OWNER_LABEL  # noqa: E402
-from aesenv.serve.webdev import WEBDEV_ENV_ID  # noqa: E402
 from support.serve_server import (ROOT, client_gone_mid_step, eight_sessions_without_crosstalk, free_port,  # noqa: E402
-                                  play_gym, play_openenv, wait_healthy)
+                                  play_gym, play_openenv, shipped_env_ids, wait_healthy)
 
 pytestmark = pytest.mark.timeout(3600)
-ALL_ENVS = [*env_ids(), WEBDEV_ENV_ID]
+ALL_ENVS = shipped_env_ids()
 
 
 def _engine_problem() -> str:

@@ -24,6 +24,15 @@ PLOT = ("import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nax.plot([1, 
         "ax.set_title('Sales by quarter')\nax.set_xlabel('quarter')\nax.set_ylabel('sales')\nax.legend()\n")
 
 
+def shipped_env_ids() -> list[str]:
+    """The env ids a fresh `aesenv serve` process serves: read in a fresh interpreter, because a test
+    module may have registered a kind of its own (test_new_kind's `svg`) in this one."""
+    listing = subprocess.run([sys.executable, "-c", "import json, aesenv; from aesenv.kinds import env_ids; "
+                              "from aesenv.serve.webdev import WEBDEV_ENV_ID; print(json.dumps([*env_ids(), WEBDEV_ENV_ID]))"],
+                             cwd=ROOT, capture_output=True, text=True, check=True, timeout=300)
+    return json.loads(listing.stdout.strip().splitlines()[-1])
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
