@@ -27,7 +27,8 @@ from tqdm import tqdm
 
 from aesenv.envs.refine import AsyncRefineEnv
 from aesenv.jsonl import dumps
-from aesenv.llm.client import Usage
+from aesenv.kinds import kind_of
+from aesenv.llm.client import Usage, image_part
 from aesenv.rewards import PipelineConfig, RewardPipeline, RewardRecord
 from aesenv.rewards.pipeline import Scored
 from aesenv.rewards.service import RayScorer, scorer
@@ -85,7 +86,25 @@ def claim_run(out: Path, identity: dict[str, Any], tasks: list[Any],
 
 
 async def _answer_once(task: Task, policy: Policy, pipeline: RewardPipeline | RayScorer, _: Path) -> Scored:
-    return await pipeline.score(task, await policy.generate(task))
+    return await pipeline.score(task, await answer_with_reference(task, policy, pipeline))
+
+
+async def answer_with_reference(task: Task, policy: Policy, pipeline: RewardPipeline | RayScorer) -> str:
+    """The policy's single-turn answer. A task whose kind shows its reference (AesCode's
+    artboards) is asked with the reference picture beside the request, through the policy's
+    chat turn (`act`), as a VL policy is trained; a policy without one answers the text."""
+    kind = kind_of(task)
+    act = getattr(policy, "act", None)
+    bench = getattr(pipeline, "bench", None)
+    if act is None or bench is None or not (kind.shows_reference and (task.reference_image or task.reference_html)):
+        return await policy.generate(task)
+    png, _ = await kind.reference(bench, task)
+    if png is None:
+        return await policy.generate(task)
+    caption = f"\n\n{kind.reference_caption}" if kind.reference_caption else ""
+    reply = await act([{"role": "user", "content": [{"type": "text", "text": kind.request(task) + caption},
+                                                    image_part(png)]}])
+    return reply.get("content") or ""
 
 
 async def _refine_episode(task: Task, policy: Policy, pipeline: RewardPipeline, episodes: Path) -> Scored:

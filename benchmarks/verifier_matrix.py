@@ -23,12 +23,12 @@ from typing import Any
 
 from aesenv.rewards import PipelineConfig, RewardPipeline
 from aesenv.tasks import Task, load_tasks
-from aesenv.verifiers import AESCODE_CHANNELS
+from aesenv.verifiers import AESCODE_EXTENDED_CHANNELS
 from benchmarks.aescode_suite import PAGES_DIR, VARIANTS
 
 # The deterministic channels (the checklist needs a VLM and is masked offline; the design graph
 # is evidence and never fails).
-CHANNELS = [c for c in AESCODE_CHANNELS if c not in ("checklist", "design_graph")]
+CHANNELS = [c for c in AESCODE_EXTENDED_CHANNELS if c not in ("checklist", "design_graph")]
 
 
 def pages_for(task: Task) -> dict[str, str]:

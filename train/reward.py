@@ -63,6 +63,7 @@ class RewardOptions(BaseModel):
     interaction_budget: int = Field(default=_PIPELINE_DEFAULTS["interaction_budget"].default, ge=1)
     gate_on_execution: bool = _PIPELINE_DEFAULTS["gate_on_execution"].default  # on in the GRPO-AR configs
     channel_timeout_s: float = Field(default=_PIPELINE_DEFAULTS["channel_timeout_s"].default, gt=0)
+    channel_options: dict[str, dict[str, Any]] = Field(default_factory=dict)  # per-channel switches (PipelineConfig)
     deadline_s: float = Field(default=180.0, gt=0)  # per sample, counted from its render slot
     # Score on the reward service's Ray actors ("local", "auto" or an address) instead of a pipeline in
     # each reward worker; the workers of one run share one pool of `ray_actors` (aesenv.rewards.service).
@@ -112,7 +113,8 @@ def _pipeline_config(given: RewardOptions) -> PipelineConfig:
     return PipelineConfig(judge=judge, judge_options=options, reward=given.reward, sandbox=given.sandbox,
                           interactor=given.interactor, interactor_options=given.interactor_options,
                           interaction_budget=given.interaction_budget, gate_on_execution=given.gate_on_execution,
-                          channel_timeout_s=given.channel_timeout_s, **optional)
+                          channel_timeout_s=given.channel_timeout_s,
+                          channel_options={k: dict(v) for k, v in given.channel_options.items()}, **optional)
 
 
 def task_of(extra_info: dict[str, Any] | None) -> Task:

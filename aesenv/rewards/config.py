@@ -29,6 +29,9 @@ class PipelineConfig(BaseModel):
     # `execution` channel; one that fails scores on execution alone (−0.1 under `paper`). The
     # paper trains this way and evaluates OpenDesign without it.
     gate_on_execution: bool = False
+    # Per-channel switches, by channel name (e.g. {"vgr": {"show_reference": true}}): each channel
+    # that takes options names them in its `Options` model; defaults are the published method.
+    channel_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     def channels_for(self, kind: str) -> list[str]:
         """The channels `kind`'s answers are scored with: a kind with fixed channels (the project

@@ -1,6 +1,7 @@
-"""Channels that compare a page with a reference: `layout` (text-block positions) and
-`whitespace` (where the canvas is occupied, at a coarse and a fine grid; against a target band
-when the task has no reference).
+"""Channels that compare a page with a reference: `layout` (text-block positions, read with OCR
+from both images as AesCode reads them) and `whitespace` (where the canvas is occupied, at a
+coarse and a fine grid; against a target band when the task has no reference). A reference is a
+picture (`Task.reference_image`) or a page (`Task.reference_html`) rendered at the canvas.
 
 The reference page (`Task.reference_html`) is rendered once per renderer, at the task's canvas,
 in `prepare` — before the scored page takes a render slot, so a full renderer cannot deadlock.
@@ -17,13 +18,16 @@ from difflib import SequenceMatcher
 
 import numpy as np
 from PIL import Image
+from pydantic import BaseModel, ConfigDict
 
 from aesenv.render import Renderer, Rendering
 from aesenv.render.models import DomElement, RenderStatus
 from aesenv.channels.base import ChannelContext, ChannelResult, Evidence
+from aesenv.plots.vlm import decode_reference
 from aesenv.tasks.model import Task
 from aesenv.verifiers.channels import VerifierChannel
 from aesenv.verifiers.checks import Check, normalize_text
+from aesenv.verifiers.ocr import OcrUnavailable, crop, read_blocks
 
 # A text block within LAYOUT_TOLERANCE of its reference position (share of the canvas, either
 # axis) gets full credit, one displaced by LAYOUT_MAX_SHIFT or more none, linearly in between.
@@ -92,14 +96,25 @@ class ReferenceRenderings:
         return self._done.get(key) if key else None
 
 
+class ReferenceOptions(BaseModel):
+    """`PipelineConfig.channel_options["layout"]`: AesCode reads text blocks from both images
+    (the reference as a picture, given or rendered, and the candidate's capture) with OCR."""
+
+    model_config = ConfigDict(extra="forbid")
+    dom_blocks: bool = False  # ours: a reference page's text blocks from its DOM, not from OCR
+
+
 class ReferenceChannel(VerifierChannel):
-    def __init__(self, renderer: Renderer) -> None:
+    options_model: type[BaseModel] = ReferenceOptions
+
+    def __init__(self, renderer: Renderer, options: dict | None = None) -> None:
         self.renderer = renderer
         self.references = ReferenceRenderings.of(renderer)
+        self.options = self.options_model(**(options or {}))
 
     @classmethod
     def from_context(cls, context: ChannelContext) -> "ReferenceChannel":
-        return cls(context.renderer)
+        return cls(context.renderer, context.config.channel_options.get(cls.name))
 
     async def prepare(self, task: Task) -> None:
         """Render the task's reference ahead of the page (never raises: a failed reference is
@@ -108,6 +123,19 @@ class ReferenceChannel(VerifierChannel):
             await self.references.prepare(task, self.renderer)
         except Exception:  # noqa: BLE001 - reported per sample as infra_error by `reference()`
             pass
+
+    def reference_png(self, task: Task) -> tuple[bytes, tuple[int, int]] | ChannelResult:
+        """The reference as a picture and the size of its canvas: `reference_image` as given,
+        else the reference page's capture at the task's canvas."""
+        if task.reference_image:
+            png = decode_reference(task.reference_image)
+            with Image.open(io.BytesIO(png)) as image:
+                return png, image.size
+        ref = self.reference(task)
+        if isinstance(ref, ChannelResult):
+            return ref
+        width, height = canvas_size(task, ref)
+        return crop(ref.full_page_png, width, height), (width, height)
 
     def reference(self, task: Task) -> Rendering | ChannelResult:
         ref = self.references.get(task)
@@ -149,39 +177,63 @@ def match_blocks(reference: list[DomElement], page: list[DomElement]) -> list[tu
 
 class LayoutChannel(ReferenceChannel):
     """Each text block of the reference is found in the page by its text, and credited by how
-    close its centre is to the reference's (full credit near it, none past LAYOUT_MAX_SHIFT)."""
+    close its centre is to the reference's, in shares of each image's canvas (full credit near
+    it, none past LAYOUT_MAX_SHIFT). As AesCode: the blocks are read with OCR from both images
+    (the reference picture and the candidate's capture at the canvas); `dom_blocks` (ours) takes
+    a reference page's blocks from both DOMs instead."""
 
     name = "layout"
 
     def subject(self, task: Task) -> bool:
-        return bool(task.reference_html)
+        return bool(task.reference_html or task.reference_image)
 
     async def check(self, evidence: Evidence, subject: bool) -> Check | ChannelResult:
-        ref = self.reference(evidence.task)
-        if isinstance(ref, ChannelResult):
-            return ref
-        width, height = canvas_size(evidence.task, evidence.rendering)
-        pairs = match_blocks(_text_blocks(ref), _text_blocks(evidence.rendering))
-        credits, moved, missing = [], [], []
-        for block, seen in pairs:
-            text = normalize_text(block.text)
-            if seen is None:
-                credits.append(0.0)
-                missing.append(text[:60])
-                continue
-            dx = abs((seen.x + seen.w / 2) - (block.x + block.w / 2)) / width
-            dy = abs((seen.y + seen.h / 2) - (block.y + block.h / 2)) / height
-            shift = max(dx, dy)
-            credit = min(1.0, max(0.0, (LAYOUT_MAX_SHIFT - shift) / (LAYOUT_MAX_SHIFT - LAYOUT_TOLERANCE)))
-            credits.append(credit)
-            if credit < 1.0 and len(moved) < 20:
-                moved.append({"text": text[:60], "shift": [round(dx, 4), round(dy, 4)]})
-        if not credits:
-            return ChannelResult.infra_error("the reference page has no text blocks to compare")
-        score = round(sum(credits) / len(credits), 6)
-        return Check(score=score, passed=score >= LAYOUT_PASS, payload={
-            "reference_blocks": len(credits), "missing": missing[:20], "moved": moved,
-            "pass_threshold": LAYOUT_PASS})
+        task, rendering = evidence.task, evidence.rendering
+        if self.options.dom_blocks and task.reference_html:
+            ref = self.reference(task)
+            if isinstance(ref, ChannelResult):
+                return ref
+            width, height = canvas_size(task, rendering)
+            return _layout(_text_blocks(ref), (width, height), _text_blocks(rendering), (width, height), "dom")
+        if not rendering.has_screenshot:
+            return Check(score=0.0, passed=False, payload={"reason": "the page produced no screenshot"})
+        reference = self.reference_png(task)
+        if isinstance(reference, ChannelResult):
+            return reference
+        ref_png, ref_size = reference
+        width, height = canvas_size(task, rendering)
+        try:
+            ref_blocks, _ = await read_blocks(ref_png)
+            page_blocks, _ = await read_blocks(crop(rendering.full_page_png, width, height))
+        except OcrUnavailable as exc:
+            return ChannelResult.infra_error(str(exc))
+        return _layout(ref_blocks, ref_size, page_blocks, (width, height), "ocr")
+
+
+def _layout(ref_blocks: list, ref_size: tuple[int, int], page_blocks: list, page_size: tuple[int, int],
+            method: str) -> Check | ChannelResult:
+    pairs = match_blocks([b for b in ref_blocks if normalize_text(b.text)],
+                         [b for b in page_blocks if normalize_text(b.text)])
+    credits, moved, missing = [], [], []
+    for block, seen in pairs:
+        text = normalize_text(block.text)
+        if seen is None:
+            credits.append(0.0)
+            missing.append(text[:60])
+            continue
+        dx = abs((seen.x + seen.w / 2) / page_size[0] - (block.x + block.w / 2) / ref_size[0])
+        dy = abs((seen.y + seen.h / 2) / page_size[1] - (block.y + block.h / 2) / ref_size[1])
+        shift = max(dx, dy)
+        credit = min(1.0, max(0.0, (LAYOUT_MAX_SHIFT - shift) / (LAYOUT_MAX_SHIFT - LAYOUT_TOLERANCE)))
+        credits.append(credit)
+        if credit < 1.0 and len(moved) < 20:
+            moved.append({"text": text[:60], "shift": [round(dx, 4), round(dy, 4)]})
+    if not credits:
+        return ChannelResult.not_applicable("the reference shows no text blocks to compare")
+    score = round(sum(credits) / len(credits), 6)
+    return Check(score=score, passed=score >= LAYOUT_PASS, payload={
+        "method": method, "reference_blocks": len(credits), "page_blocks": len(page_blocks),
+        "missing": missing[:20], "moved": moved, "pass_threshold": LAYOUT_PASS})
 
 
 def occupancy(png: bytes, width: int, height: int, cells: int) -> np.ndarray:
@@ -202,13 +254,14 @@ def occupancy(png: bytes, width: int, height: int, cells: int) -> np.ndarray:
 
 class WhitespaceChannel(ReferenceChannel):
     """Where the canvas carries ink, compared with the reference cell by cell at a coarse and a
-    fine grid (score = 1 − mean absolute difference); with no reference, the share of occupied
-    fine cells against OCCUPANCY_BAND. Applies to artboard tasks and tasks with a reference."""
+    fine grid (score = 1 − mean absolute difference), the reference being a picture (given, or
+    the reference page's capture); with no reference, the share of occupied fine cells against
+    OCCUPANCY_BAND. Applies to artboard tasks and tasks with a reference."""
 
     name = "whitespace"
 
     def subject(self, task: Task) -> bool:
-        return bool(task.canvas or task.reference_html)
+        return bool(task.canvas or task.reference_html or task.reference_image)
 
     async def check(self, evidence: Evidence, subject: bool) -> Check | ChannelResult:
         rendering = evidence.rendering
@@ -216,11 +269,12 @@ class WhitespaceChannel(ReferenceChannel):
             return Check(score=0.0, passed=False, payload={"reason": "the page produced no screenshot"})
         width, height = canvas_size(evidence.task, rendering)
         grids = {n: occupancy(rendering.full_page_png, width, height, n) for n in GRIDS}
-        if evidence.task.reference_html:
-            ref = self.reference(evidence.task)
-            if isinstance(ref, ChannelResult):
-                return ref
-            diffs = {n: float(np.abs(grids[n] - occupancy(ref.full_page_png, width, height, n)).mean())
+        if evidence.task.reference_html or evidence.task.reference_image:
+            reference = self.reference_png(evidence.task)
+            if isinstance(reference, ChannelResult):
+                return reference
+            ref_png, (ref_width, ref_height) = reference
+            diffs = {n: float(np.abs(grids[n] - occupancy(ref_png, ref_width, ref_height, n)).mean())
                      for n in GRIDS}
             score = round(1.0 - sum(diffs.values()) / len(diffs), 6)
             return Check(score=score, passed=score >= WHITESPACE_PASS, payload={
