@@ -34,9 +34,14 @@ from aesenv.lint.htmlhint import HtmlHint
 from aesenv.render import RenderConfig, Renderer
 from aesenv.rewards import PipelineConfig, RewardPipeline
 from aesenv.rewards.record import RewardRecord
+from aesenv.kinds.project import PROJECT
 from aesenv.tasks import Task, load_tasks
+from aesenv.webdev.scored import DeliveryScores, delivery_scores, starting_files
+from aesenv.webdev.session import project_task
+from aesenv.webdev.tasks import CompositeTask, load_task
 
 CASES = Path(__file__).resolve().parent / "forgeries"
+WEBDEV_SUITE = Path(__file__).resolve().parent / "webdev_suite"
 EPS = 1e-6
 SCORED = ("ok", "failed")
 ANSWER_SUFFIXES = (".html", ".py", ".txt", ".jsx")
@@ -51,6 +56,32 @@ class Case:
     config: dict[str, Any]
     honest: tuple[str, dict[str, bytes]]
     forged: tuple[str, dict[str, bytes]]
+    webdev: CompositeTask | None = None  # a Webdev-Bench case: scored by its delivery
+
+
+@dataclass
+class Scores:
+    """What a case compares, from a reward record or a Webdev-Bench delivery: each channel's
+    (status, score) and each aggregate (None: no value, the sample is voided)."""
+
+    ok: bool
+    why: str
+    channels: dict[str, tuple[str, float | None]]
+    aggregates: dict[str, float | None]
+
+    @classmethod
+    def of_record(cls, record: RewardRecord) -> "Scores":
+        aggregates: dict[str, float | None] = {"reward": record.reward, "normalized": record.normalized}
+        if record.aescode:
+            aggregates["aescode.overall"] = record.aescode.get("overall")
+        return cls(record.status == "ok", f"{record.status} {record.failure}",
+                   {n: (r.status.value, r.score) for n, r in record.channels.items()}, aggregates)
+
+    @classmethod
+    def of_delivery(cls, delivered: DeliveryScores) -> "Scores":
+        status = "infra_error" if delivered.infra else "ok"
+        return cls(not delivered.infra, delivered.infra,
+                   {n: (status, v) for n, v in delivered.scores.items()}, {})
 
 
 @dataclass
@@ -77,12 +108,14 @@ class Outcome:
         return any(g.gained for g in self.gains)
 
 
-def _answer(folder: Path, name: str) -> tuple[str, dict[str, bytes]]:
-    """The answer text and its other files: `name.<ext>`, or a folder `name/` (a project's
-    workspace, whose `index.html` is the text)."""
+def _answer(folder: Path, name: str, start: dict[str, bytes] | None = None) -> tuple[str, dict[str, bytes]]:
+    """The answer text and its other files: `name.<ext>`, or a folder `name/` of the files a
+    project case writes, laid over the workspace it starts from (`start`), whose `index.html`
+    is the text."""
     tree = folder / name
     if tree.is_dir():
-        files = {p.relative_to(tree).as_posix(): p.read_bytes() for p in sorted(tree.rglob("*")) if p.is_file()}
+        files = dict(start or {})
+        files.update({p.relative_to(tree).as_posix(): p.read_bytes() for p in sorted(tree.rglob("*")) if p.is_file()})
         entry = files.pop("index.html", b"")
         return entry.decode("utf-8", "replace"), files
     found = [p for p in sorted(folder.glob(f"{name}.*")) if p.suffix in ANSWER_SUFFIXES]
@@ -93,6 +126,8 @@ def _answer(folder: Path, name: str) -> tuple[str, dict[str, bytes]]:
 
 
 def _task(spec: dict[str, Any], builtins: dict[str, Task]) -> Task:
+    if "webdev" in spec:
+        return project_task(load_task(WEBDEV_SUITE / spec["webdev"]))
     if "builtin" in spec:
         if spec["builtin"] not in builtins:
             raise ValueError(f"no built-in task {spec['builtin']!r}")
@@ -113,36 +148,32 @@ def load_cases(root: Path = CASES, only: set[str] | None = None, kind: str | Non
         task = _task(spec["task"], builtins)
         if kind and task.kind != kind:
             continue
+        webdev = load_task(WEBDEV_SUITE / spec["task"]["webdev"]) if "webdev" in spec["task"] else None
+        start = (starting_files(webdev) if webdev else PROJECT.initial_files(task)) if task.kind == "project" else None
         cases.append(Case(id=folder.name, mechanism=spec.get("mechanism", ""), channels=list(spec.get("channels", [])),
-                          task=task, config=dict(spec.get("config", {})),
-                          honest=_answer(folder, "honest"), forged=_answer(folder, "forged")))
+                          task=task, config=dict(spec.get("config", {})), webdev=webdev,
+                          honest=_answer(folder, "honest", start), forged=_answer(folder, "forged", start)))
     return cases
 
 
-def _aggregates(record: RewardRecord) -> dict[str, float | None]:
-    out: dict[str, float | None] = {"reward": record.reward, "normalized": record.normalized}
-    if record.aescode:
-        out["aescode.overall"] = record.aescode.get("overall")
-    return out
-
-
-def compare(case: Case, honest: RewardRecord, forged: RewardRecord) -> list[Gain]:
+def compare(case: Case, honest: Scores | RewardRecord, forged: Scores | RewardRecord) -> list[Gain]:
     """Every targeted channel and every aggregate, honest against forged (see the module)."""
+    honest = honest if isinstance(honest, Scores) else Scores.of_record(honest)
+    forged = forged if isinstance(forged, Scores) else Scores.of_record(forged)
     gains = []
     for name in case.channels:
         h, f = honest.channels.get(name), forged.channels.get(name)
-        if h is None or h.status.value not in SCORED:
-            gains.append(Gain(name, h.status.value if h else None, f.status.value if f else None, False,
-                              how="the twin is not scored on it"))
+        if h is None or h[0] not in SCORED:
+            gains.append(Gain(name, h[0] if h else None, f[0] if f else None, False, how="the twin is not scored on it"))
             continue
-        if f is None or f.status.value not in SCORED:
-            status = f.status.value if f else "absent"
-            gains.append(Gain(name, h.score, status, True, 1.0, how=f"masked as {status}"))
+        if f is None or f[0] not in SCORED:
+            status = f[0] if f else "absent"
+            gains.append(Gain(name, h[1], status, True, 1.0, how=f"masked as {status}"))
             continue
-        diff = (f.score or 0.0) - (h.score or 0.0)
-        gains.append(Gain(name, h.score, f.score, diff > EPS, max(0.0, diff)))
-    for name, h_value in _aggregates(honest).items():
-        f_value = _aggregates(forged).get(name)
+        diff = (f[1] or 0.0) - (h[1] or 0.0)
+        gains.append(Gain(name, h[1], f[1], diff > EPS, max(0.0, diff)))
+    for name, h_value in honest.aggregates.items():
+        f_value = forged.aggregates.get(name)
         if h_value is None:
             continue
         if f_value is None:
@@ -153,15 +184,21 @@ def compare(case: Case, honest: RewardRecord, forged: RewardRecord) -> list[Gain
     return gains
 
 
+async def _scores(case: Case, answer: tuple[str, dict[str, bytes]], pipeline: RewardPipeline) -> Scores:
+    text, files = answer
+    if case.webdev is not None:  # delivered as a Webdev-Bench session's workspace would be
+        return Scores.of_delivery(await delivery_scores(pipeline.bench, case.webdev, {"index.html": text.encode(), **files}))
+    return Scores.of_record((await pipeline.score(case.task, text, files=files or None)).record)
+
+
 async def judge_case(case: Case, pipeline: RewardPipeline) -> Outcome:
     start = time.perf_counter()
     out = Outcome(case.id, case.task.kind, case.mechanism)
-    honest, forged = await asyncio.gather(pipeline.score(case.task, case.honest[0], files=case.honest[1] or None),
-                                          pipeline.score(case.task, case.forged[0], files=case.forged[1] or None))
-    if honest.record.status != "ok":
-        out.broken = f"the honest twin was not scored: {honest.record.status} {honest.record.failure}"[:300]
+    honest, forged = await asyncio.gather(_scores(case, case.honest, pipeline), _scores(case, case.forged, pipeline))
+    if not honest.ok:
+        out.broken = f"the honest twin was not scored: {honest.why}"[:300]
     else:
-        out.gains = compare(case, honest.record, forged.record)
+        out.gains = compare(case, honest, forged)
     out.seconds = round(time.perf_counter() - start, 2)
     return out
 

@@ -34,6 +34,7 @@ from aesenv.rewards.aggregate import webcoder
 from aesenv.tasks import Task, load_tasks
 from aesenv.trajectory import run_episode
 from policies.project_repair import ProjectRepairPolicy, diagnose, fix_anchor, fix_import, fix_mount
+from support.forgeries import case, case_names, side
 from support.openai_server import choices, tool_calls
 
 SUITE = load_tasks("builtin:project")
@@ -256,10 +257,8 @@ async def _score(pipeline: RewardPipeline, task: Task, files: dict[str, bytes] |
 FAULTS = {
     "does not build": {"src/App.jsx": "export default function App() { return (<div> }"},
     "renders blank": {"src/App.jsx": "export default function App() { return null }"},
-    "never serves": {"vite.config.js": "export default { build: { outDir: 'elsewhere' } }"},
-    "loops in its build": {"vite.config.js": "while (true) {}\nexport default {}"},
-    "fills the disk": {"vite.config.js": "import fs from 'fs'\nfor (let i = 0; ; i++) "
-                                         "fs.writeFileSync('fill' + i, Buffer.alloc(1 << 24))\nexport default {}"},
+    "has no entry page": {"index.html": ""},
+    "imports what is not there": {"src/main.jsx": "import App from './Missing.jsx'\nApp()"},
 }
 
 
@@ -273,6 +272,97 @@ async def test_the_verifier_closes_the_gate_on_a_broken_project(project_pipeline
     assert record.status == "ok" and record.reward == 0.0 and record.gate == "closed", record.failure
     assert gate.status.value == "failed" and record.failure
     assert record.channels["project_det"].status.value == "not_applicable"
+
+
+# A build config that would loop, fill the disk or write its own dist/ if it ran.
+CONFIG_THAT_MUST_NOT_RUN = {
+    "vite.config.js": "import fs from 'fs'\nfs.writeFileSync('ran-vite-config', '')\nwhile (true) {}\n"
+                      "export default {}",
+    "postcss.config.cjs": "require('fs').writeFileSync('ran-postcss-config', '')\n"
+                          "for (let i = 0; ; i++) require('fs').writeFileSync('fill' + i, Buffer.alloc(1 << 24))",
+    ".env.production": "VITE_TITLE=from the env file\n",
+    "package.json": '{"name": "app", "type": "module", "scripts": {"build": "node -e \\"process.exit(1)\\""}}',
+}
+
+
+@pytest.mark.slow
+async def test_the_verifier_builds_with_its_own_settings_and_runs_no_project_config(project_pipeline):
+    """A project's vite.config, PostCSS config, env files and build script never run: the build
+    is the scaffold's settings on the sources, and the record names each file it left out."""
+    task = _task(requirements=[MENU, NAV])
+    honest = PROJECT.initial_files(task)
+    honest["src/App.jsx"] = (b"export default function App() { return <main>"
+                             b"<h1>{import.meta.env.VITE_TITLE || 'Menu'}</h1>"
+                             b"<p>Sourdough, rye and spelt, baked every morning.</p></main> }")
+    forged = {**honest, **{p: t.encode() for p, t in CONFIG_THAT_MUST_NOT_RUN.items()}}
+    a, b = await _score(project_pipeline, task, honest), await _score(project_pipeline, task, forged)
+    assert b.status == "ok" and b.gate == "passed" and b.reward == a.reward > 0, b.failure
+    gate = b.channels["project_gate"]
+    assert set(gate.payload["ignored"]) == set(CONFIG_THAT_MUST_NOT_RUN), gate.payload
+    assert "build script not run" in gate.payload["ignored"]["package.json"]
+    assert "ignored" not in a.channels["project_gate"].payload  # the scaffold's own files are not news
+
+
+async def test_what_the_build_leaves_out_is_named_with_why():
+    from aesenv.kinds.project.build import ignored_files
+
+    scaffold = scaffold_files()
+    files = {**scaffold, "vite.config.ts": b"export default {}", ".env": b"A=1", "tailwind.config.js": b"",
+             "dist/index.html": b"<h1>prebuilt</h1>", "dist/assets/x.js": b"", "src/vite.config.js": b"",
+             "package.json": scaffold["package.json"].replace(b'"build": "vite build"', b'"build": "node x.js"')}
+    ignored = ignored_files(files, scaffold)
+    assert set(ignored) == {"vite.config.ts", ".env", "tailwind.config.js", "dist/", "package.json"}
+    assert "Vite config" in ignored["vite.config.ts"] and "build script not run" in ignored["package.json"]
+    assert ignored_files(scaffold, scaffold) == {}  # the scaffold's config is ours: nothing is left out
+
+
+@pytest.mark.slow
+async def test_vite_that_cannot_be_loaded_is_our_failure_not_the_projects(project_pipeline, monkeypatch):
+    """The build driver loads Vite before it reads any project file: when our install is not
+    there, that is an infrastructure error (masked), never the project's 0."""
+    sandbox = project_pipeline.sandbox
+    monkeypatch.setattr(sandbox, "runtime_path", lambda name: "/nonexistent/aesenv/node_modules")
+    record = await _score(project_pipeline, _task(requirements=[MENU, NAV]))
+    assert record.channels["project_gate"].status.value == "infra_error", record.channels["project_gate"]
+    assert record.reward is None and "Vite could not be loaded" in record.channels["project_gate"].payload["reason"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", case_names("project-"))
+async def test_a_build_forgery_scores_exactly_as_its_honest_twin(project_pipeline, name):
+    """Each project case of the forgery corpus (a vite.config plugin writing dist/, a build-script
+    swap, .env and `define` copy, a PostCSS exit hook, a package.json that claims the name "vite",
+    a config pasting the reference screenshot): the forgery gains on no channel, not even a
+    little, because our build never runs what it added."""
+    task = BY_ID[case(name)["task"]["builtin"]]
+    start = PROJECT.initial_files(task)
+    honest = await _score(project_pipeline, task, side(name, "honest", start))
+    forged = await _score(project_pipeline, task, side(name, "forged", start))
+    assert honest.status == "ok" and honest.gate == "passed", honest.failure
+    for channel in ("project_gate", "project_det", "project_vlm"):
+        h, f = honest.channels[channel], forged.channels[channel]
+        assert (f.status, f.score) == (h.status, h.score), (channel, h, f)
+    assert forged.reward == honest.reward
+
+
+@pytest.mark.slow
+async def test_webshot_shows_what_the_verifier_builds(project_pipeline):
+    """The agent's webshot (and so Φ) is our build too: a config plugin that writes every keyword
+    into dist/ moves neither the ledger nor the potential, and the webshot says the file was not used."""
+    name = "project-vite-plugin-dist"
+    task = BY_ID[case(name)["task"]["builtin"]]
+    env = make_core("AesWebProject-v0", [task], pipeline=project_pipeline)
+    seen = {}
+    for which in ("honest", "forged"):
+        await env.reset(task=task.id)
+        for path, data in side(name, which, {}).items():
+            await env.step({"name": "write_file", "arguments": {"path": path, "content": data.decode()}})
+        shot, _, _, _, info = await env.step({"name": "webshot", "arguments": {}})
+        seen[which] = (dict(info["ledger"]), info["potential"], as_text(shot))
+    await env.close()
+    assert seen["forged"][:2] == seen["honest"][:2] and seen["honest"][1] < 1.0
+    assert "not used by the build" in seen["forged"][2] and "vite.config.js" in seen["forged"][2]
+    assert "not used by the build" not in seen["honest"][2]
 
 
 @pytest.mark.slow

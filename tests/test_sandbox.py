@@ -16,7 +16,7 @@ import time
 import pytest
 import pytest_asyncio
 
-from aesenv.sandbox import RunStatus, SandboxLimits, make_sandbox
+from aesenv.sandbox import Probe, RunStatus, SandboxLimits, make_sandbox
 
 SECRET = "aesenv-test-secret-7f3a9"
 QUICK = SandboxLimits(timeout_s=8)
@@ -235,6 +235,51 @@ async def test_command_returns_files(sandbox):
     assert run.status is RunStatus.ERROR and run.exit_code == 3
     assert run.stdout == "made\n"
     assert run.files_out == {"in.txt": b"hello", "out.txt": b"hello"}
+
+
+# A server on port 4173 that answers `/` with a small page and any other path with its own name.
+_SERVER = ("require('http').createServer((q, r) => { r.writeHead(200, {'content-type': 'text/html'}); "
+           "r.end(q.url === '/' ? '<html>page</html>' : 'file ' + q.url) }).listen(4173, '127.0.0.1')")
+
+
+async def test_the_sandbox_probes_a_served_port_itself(sandbox):
+    """The probe is the worker's: it reads what the server sends (size, SHA-256, first bytes), keeps
+    probing after the start command itself returns (a server left in the background), and ends
+    the server once it has looked."""
+    import hashlib
+
+    probe = Probe(port=4173, paths=[("/", 100), ("/a.js", 100), ("/big", 3)], wait_s=8)
+    run = await sandbox.run(["sh", "-c", f'node -e "{_SERVER}" & echo started'], {},
+                            SandboxLimits(timeout_s=20), probe=probe)
+    assert run.status is RunStatus.OK and run.stdout == "started\n" and run.probe.answered, run
+    page, asset, big = (run.probe.responses[p] for p in ("/", "/a.js", "/big"))
+    assert (page.status, page.head) == (200, b"<html>page</html>")
+    assert page.sha256 == hashlib.sha256(b"<html>page</html>").hexdigest()
+    assert asset.head == b"file /a.js" and asset.size == 10
+    assert big.truncated and big.size == 4  # read one byte past the limit: enough to tell it differs
+
+
+@pytest.mark.parametrize("command", [
+    "echo 'UP 200 5000 1'; sleep 30",                     # says it is up: says nothing to the probe
+    "exit 3",                                           # ends at once, leaves nothing running
+    "printf 'HTTP/1.0 200 OK\\r\\n\\r\\n<html>'; sleep 30",  # an answer on its own stdout, not on the port
+])
+async def test_what_a_command_prints_never_answers_the_probe(sandbox, command):
+    run = await sandbox.run(["sh", "-c", command], {}, SandboxLimits(timeout_s=20),
+                            probe=Probe(port=4173, paths=[("/", 100)], wait_s=3))
+    assert run.status is not RunStatus.INFRA_ERROR and run.probe is not None
+    assert not run.probe.answered and run.probe.responses == {}
+
+
+async def test_a_malformed_answer_is_the_servers_failure_not_the_probes(sandbox):
+    """Digits only Python's str.isdigit takes ("²00") must not make our probe raise (that would be
+    reported as our failure): the port did not answer with HTTP."""
+    garbage = ("require('net').createServer((s) => s.end('HTTP/1.0 \\u00b200 OK\\r\\nContent-Length: \\u00b2\\r\\n"
+               "\\r\\nxyz', 'latin1')).listen(4173, '127.0.0.1')")
+    run = await sandbox.run(["node", "-e", garbage], {}, SandboxLimits(timeout_s=20),
+                            probe=Probe(port=4173, paths=[("/", 100)], wait_s=3))
+    assert run.status is not RunStatus.INFRA_ERROR and not run.probe.answered
+    assert not run.probe.error.startswith("probe:") and "not an HTTP answer" in run.probe.error
 
 
 async def test_file_names_outside_workspace_are_refused(sandbox):

@@ -19,13 +19,15 @@ from aesenv.runner import RunMismatch
 from aesenv.webdev.acceptance import ItemGrade, accept, check_item, grade_of
 from aesenv.webdev.gate import OfflineUser, Review, review_messages
 from aesenv.webdev.graders import VlmGrader
-from aesenv.webdev.health import Delivery, HealthCheck, deliver
+from aesenv.webdev.health import Delivery, HealthCheck, check_health, deliver
+from aesenv.webdev.scored import delivery_scores, starting_files
 from aesenv.webdev.metrics import suite_metrics, task_metrics
 from aesenv.webdev.session import run_task
 from aesenv.webdev.tasks import ChecklistItem, CompositeTask, load_suite, load_task
 from benchmarks import webdev
 from benchmarks.webdev_check import MIN_ITEMS
 from policies.webdev import DoNothingAgent, WebdevReferenceAgent, reference_step
+from support.forgeries import case, case_names, side
 from support.openai_server import tool_calls
 
 SUITE = Path(webdev.__file__).with_name("webdev_suite")
@@ -118,7 +120,7 @@ def test_grades_are_three_only_in_full():
 # --- the gate ---------------------------------------------------------------------------------
 
 def _delivery(text="", *, built=True, up=True, errors=(), blank=False) -> Delivery:
-    health = HealthCheck(built=built, up=up, status=200 if up else 0, html=up,
+    health = HealthCheck(built=built, up=up, status=200 if up else 0, html=up, app=up,
                          problem="" if up else "`npm start` did not bring the app up")
     if not built:
         return Delivery(health)
@@ -443,3 +445,73 @@ async def test_an_app_its_start_script_does_not_serve_is_not_delivered(tmp_path)
     assert all(g.grade == 0 and g.problem.startswith("not delivered") for g in grades)
     assert task_metrics(grades, delivery.launched) == {"RS": 0.0, "FS": 0.0, "IS": 0.0, "VS": None, "DSR": 0.0,
                                                        "weighted": 0.0}
+
+
+# --- the health check is ours: our build, the sandbox's own probe ----------------------------------
+
+_PAGE = "<!doctype html><html><body><h1>Habit tracker</h1><p>Drink water, Read 20 minutes</p></body></html>"
+# Serves dist/index.html as built, but anything else (the app's script and styles) as its own text.
+_HALF = ("const fs = require('fs'); require('http').createServer((q, r) => { r.writeHead(200); "
+         "r.end(q.url === '/' ? fs.readFileSync('dist/index.html') : 'console.log(1)') }).listen(4173, '127.0.0.1')")
+_PLUGIN = ("import fs from 'fs'\nexport default { plugins: [{ name: 'x', closeBundle() { "
+           "fs.writeFileSync('dist/index.html', %s) } }] }\n" % json.dumps(_PAGE))
+PREVIEW = "vite preview --host 127.0.0.1 --port 4173 --strictPort"
+START_SCRIPTS = {  # name: (start script, extra files, serving, what the problem says)
+    "the scaffold's": (PREVIEW, {}, True, ""),
+    "rebuilds with the scaffold's settings": ("vite build && " + PREVIEW, {}, True, ""),
+    "only says it is up": ("echo 'UP 200 5000 1'; sleep 30", {}, False, "did not bring the app up on port 4173"),
+    "serves another page": ("node serve.cjs", {"serve.cjs": "require('http').createServer((q, r) => r.end(%s))"
+                                                            ".listen(4173, '127.0.0.1')" % json.dumps(_PAGE)},
+                            False, "not with the built app's page"),
+    "serves the page but not its files": ("node half.cjs", {"half.cjs": _HALF}, False, "not the build's files"),
+    "rebuilds with its own config": ("vite build && " + PREVIEW, {"vite.config.js": _PLUGIN}, False,
+                                     "not with the built app's page"),
+}
+
+
+@pytest.mark.parametrize("name", list(START_SCRIPTS))
+async def test_the_launch_check_passes_only_the_app_our_build_made(name):
+    """The start script's own words count for nothing: the sandbox probes the port itself, and what
+    answers must be our build's dist/ byte for byte (index.html and the files it loads)."""
+    start, extra, serving, problem = START_SCRIPTS[name]
+    files = {**scaffold_files(), **{p: t.encode() for p, t in extra.items()}}
+    package = json.loads(files["package.json"])
+    package["scripts"]["start"] = start
+    files["package.json"] = json.dumps(package).encode()
+    async with RewardPipeline(PipelineConfig()) as pipeline:
+        health, dist = await check_health(pipeline.bench, files, 4173)
+    assert health.built and not health.infra and "index.html" in dist
+    assert health.serving is serving, health
+    assert problem in health.problem and bool(problem) == bool(health.problem), health.problem
+    if name == "serves the page but not its files":
+        assert health.up and health.status == 200 and health.mismatched and "index.html" not in health.mismatched
+    if name == "rebuilds with its own config":
+        assert "vite.config.js" in health.ignored  # and our build of the sources is what gets opened
+        assert b"Habit tracker" not in dist["index.html"]
+
+
+async def test_a_project_that_does_not_build_is_not_built_by_its_own_script():
+    """Our build decides `built`: a project whose sources fail stays unbuilt whatever its build
+    script would have made, and that is the project's failure, not ours."""
+    files = {**scaffold_files(), "src/App.jsx": b"export default function App() { return (<div> }",
+             "package.json": scaffold_files()["package.json"].replace(
+                 b'"build": "vite build"', b'"build": "mkdir -p dist && echo \'<h1>x</h1>\' > dist/index.html"')}
+    async with RewardPipeline(PipelineConfig()) as pipeline:
+        delivery = await deliver(pipeline.bench, files, 4173)
+    assert not delivery.health.built and not delivery.infra and not delivery.launched and delivery.dist == {}
+    assert "does not build" in delivery.health.problem and "package.json" in delivery.health.ignored
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", case_names("webdev-"))
+async def test_a_launch_forgery_scores_exactly_as_its_honest_twin(name):
+    """Each Webdev-Bench case of the forgery corpus (a start script that prints UP, a server of its
+    own on the port, a build script that writes dist/): the same launch verdict and acceptance
+    score as the honest twin."""
+    [task] = load_suite(SUITE, [case(name)["task"]["webdev"]])
+    start = starting_files(task)
+    async with RewardPipeline(PipelineConfig()) as pipeline:
+        honest = await delivery_scores(pipeline.bench, task, side(name, "honest", start))
+        forged = await delivery_scores(pipeline.bench, task, side(name, "forged", start))
+    assert not honest.infra and not forged.infra, (honest.infra, forged.infra)
+    assert forged.scores == honest.scores, (honest.scores, forged.scores, forged.delivery.health.problem)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from enum import Enum
 from typing import Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from aesenv.registry import Registry
 
@@ -91,10 +91,46 @@ class PlotRun(_Run):
         return cls(status=RunStatus.INFRA_ERROR, reason=reason, backend=backend)
 
 
+class Probe(BaseModel):
+    """A look the sandbox itself takes at a port the command serves on (a project's start script):
+    its worker, in the command's network namespace but outside its processes, tries `paths[0]`
+    until something answers or `wait_s` pass, then fetches each path once; the command is then
+    ended. What the command prints can never stand in for the answer."""
+
+    port: int = Field(ge=1, le=65535)
+    paths: list[tuple[str, int]] = Field(min_length=1, max_length=64)  # (path, most body bytes read)
+    wait_s: float = Field(gt=0)
+
+    @field_validator("paths")
+    @classmethod
+    def _request_paths(cls, paths: list[tuple[str, int]]) -> list[tuple[str, int]]:
+        """Each goes into a request line as is: an absolute path of printable ASCII, no spaces."""
+        for path, most in paths:
+            if not path.startswith("/") or not all("!" <= c <= "~" for c in path) or most < 0:
+                raise ValueError(f"not a request path with a byte limit: {path!r}, {most}")
+        return paths
+
+
+class ProbeResponse(BaseModel):
+    status: int | None = None  # None: no HTTP answer
+    size: int = 0  # body bytes read (at most the path's limit + 1)
+    sha256: str = ""
+    head: bytes = b""  # the body's first bytes
+    truncated: bool = False  # the body ran past the path's limit
+    error: str = ""
+
+
+class ProbeResult(BaseModel):
+    answered: bool = False  # something answered `paths[0]` with an HTTP status in time
+    responses: dict[str, ProbeResponse] = {}
+    error: str = ""
+
+
 class CommandRun(_Run):
     exit_code: int | None = None
     files_out: dict[str, bytes] = {}  # every regular file left in the workspace (size-capped)
     files_skipped: dict[str, str] = {}  # what was left but not copied back (links, devices, too big) -> why
+    probe: ProbeResult | None = None  # the sandbox's own look at the port, when one was asked for
 
     @classmethod
     def infra_error(cls, reason: str, backend: str = "") -> CommandRun:
@@ -115,10 +151,11 @@ class Sandbox(Protocol):
         """Run a plot script in a fresh workspace holding `files`; collect its figures."""
 
     async def run(self, argv: list[str], files: dict[str, bytes], limits: SandboxLimits | None = None, *,
-                  links: dict[str, str] | None = None) -> CommandRun:
+                  links: dict[str, str] | None = None, probe: Probe | None = None) -> CommandRun:
         """Run a command in a fresh workspace holding `files`; return the files it left. `links`:
         workspace name -> a path inside the sandbox the name is a symbolic link to (a project's
-        read-only `node_modules`, from `runtime_path`); links are never copied back."""
+        read-only `node_modules`, from `runtime_path`); links are never copied back. `probe`: the
+        command serves on a port; the sandbox probes it (`Probe`) and then ends the command."""
 
     def runtime_path(self, name: str) -> str | None:
         """Where a read-only runtime directory this backend provides (`RUNTIMES`) is inside its

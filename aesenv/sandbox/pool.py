@@ -17,7 +17,7 @@ import time
 from abc import ABC, abstractmethod
 from pathlib import Path
 
-from aesenv.sandbox.base import CommandRun, Isolation, PlotRun, RunStatus, SandboxLimits
+from aesenv.sandbox.base import CommandRun, Isolation, PlotRun, Probe, RunStatus, SandboxLimits
 
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
 HELLO_TIMEOUT_S = 120.0  # a cold worker imports the plotting stack (seconds) before it says hello
@@ -141,11 +141,18 @@ class WarmPool(ABC):
         return self._record(PlotRun, answer)
 
     async def run(self, argv: list[str], files: dict[str, bytes], limits: SandboxLimits | None = None, *,
-                  links: dict[str, str] | None = None) -> CommandRun:
+                  links: dict[str, str] | None = None, probe: Probe | None = None) -> CommandRun:
         if not argv:
             return CommandRun(status=RunStatus.ERROR, reason="empty command", backend=self.name)
-        answer = await self._submit({"kind": "command", "argv": argv, "links": dict(links or {})}, files, limits)
+        job = {"kind": "command", "argv": argv, "links": dict(links or {})}
+        if probe is not None:
+            job["probe"] = probe.model_dump()
+        answer = await self._submit(job, files, limits)
         answer["files_out"] = {k: base64.b64decode(v) for k, v in answer.get("files_out", {}).items()}
+        if isinstance(answer.get("probe"), dict):
+            for response in answer["probe"].get("responses", {}).values():
+                if isinstance(response, dict):
+                    response["head"] = base64.b64decode(response.get("head") or "")
         return self._record(CommandRun, answer)
 
     def _record(self, model: type[PlotRun] | type[CommandRun], answer: dict):

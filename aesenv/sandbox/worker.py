@@ -14,6 +14,11 @@ starts its own session, drops to the job uid (when the worker is root), sets rli
 environment, and runs the script with `__name__ == "__main__"` (or execs the command). At the
 end, or at the deadline, every process but the worker is killed and reaped: as pid 1 of its own
 pid namespace (local backend) with one kill(-1); otherwise as a child subreaper.
+
+A command job may ask for a probe of a port it serves on (a project's start script): the worker
+itself, in the job's network namespace but outside its processes and uid, fetches the listed
+paths over HTTP once something answers, and reports status, size and SHA-256 of each body. What
+the job prints or writes can never stand in for that answer.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import base64
 import ctypes
 import errno
 import gc
+import hashlib
 import io
 import json
 import linecache
@@ -31,10 +37,12 @@ import os
 import resource
 import select
 import signal
+import socket
 import stat
 import struct
 import subprocess
 import sys
+import threading
 import time
 import traceback
 import types
@@ -49,6 +57,11 @@ MEMORY_POLL_S = 0.02  # how often a job's resident memory is measured
 ADDRESS_SPACE_SLACK_MB = 4096
 WIPE_TIMEOUT_S = 60.0
 CHILD_PATH = "/usr/local/bin:/usr/bin:/bin"
+PROBE_INTERVAL_S = 0.2  # between tries of a port nothing answers on yet
+PROBE_REQUEST_S = 5.0  # one request, connect to last byte: a server that trickles gets no longer
+PROBE_MAX_PATHS = 64
+PROBE_HEAD_BYTES = 2048  # of each body, returned as is (what the first bytes look like)
+PROBE_HEADER_BYTES = 64 * 1024
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -122,6 +135,151 @@ def network_isolated() -> bool:
             return len(f.read().strip().splitlines()) <= 1
     except OSError:
         return False
+
+
+# ---------------------------------------------------------------- probing a served port
+
+
+def http_get(port: int, path: str, max_bytes: int, deadline: float) -> dict | None:
+    """GET http://127.0.0.1:<port><path> (HTTP/1.0, no compression asked for) within `deadline`,
+    reading at most `max_bytes` of the body: its status, size, SHA-256 and first bytes. None when
+    nothing answered (no connection, or closed before a status line)."""
+    try:
+        conn = socket.create_connection(("127.0.0.1", port), timeout=max(0.05, deadline - time.monotonic()))
+    except OSError:
+        return None
+    raw = bytearray()
+    limit = PROBE_HEADER_BYTES + max_bytes
+    error = ""
+    try:
+        conn.sendall(f"GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode())
+        while len(raw) <= limit:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                error = "no complete answer in time"
+                break
+            conn.settimeout(left)
+            chunk = conn.recv(65536)
+            if not chunk:
+                break
+            raw += chunk
+            head_end = raw.find(b"\r\n\r\n")
+            if head_end >= 0 and (length := _content_length(raw[:head_end])) is not None \
+                    and len(raw) - head_end - 4 >= length:
+                break  # all the body it announced: a server keeping the connection open is not waited for
+    except OSError as exc:
+        error = f"{type(exc).__name__}: {exc}"[:200]
+    finally:
+        conn.close()
+    head_end = raw.find(b"\r\n\r\n")
+    if head_end < 0:
+        return None if not raw else {"status": None, "size": 0, "sha256": "", "head": "", "truncated": False,
+                                     "error": error or "no HTTP header"}
+    lines = bytes(raw[:head_end]).decode("latin-1").split("\r\n")
+    parts = lines[0].split()
+    status = int(parts[1]) if len(parts) > 1 and parts[0].startswith("HTTP/") and _digits(parts[1], 3) else None
+    if status is None:
+        return None if not raw else {"status": None, "size": 0, "sha256": "", "head": "", "truncated": False,
+                                     "error": "not an HTTP answer"}
+    body = bytes(raw[head_end + 4:])
+    if any(line.lower().replace(" ", "") == "transfer-encoding:chunked" for line in lines[1:]):
+        body = _dechunk(body)
+    length = _content_length(raw[:head_end])
+    if length is not None:
+        body = body[:length]
+    truncated = len(body) > max_bytes
+    body = body[:max_bytes + 1]
+    return {"status": status, "size": len(body), "sha256": hashlib.sha256(body).hexdigest(),
+            "head": base64.b64encode(body[:PROBE_HEAD_BYTES]).decode(), "truncated": truncated, "error": error}
+
+
+def _digits(text: str, most: int) -> bool:
+    """ASCII digits only (str.isdigit also takes "²", which int() refuses), at most `most` of them."""
+    return 0 < len(text) <= most and all("0" <= c <= "9" for c in text)
+
+
+def _content_length(header: bytes) -> int | None:
+    for line in bytes(header).decode("latin-1").split("\r\n")[1:]:
+        name, _, value = line.partition(":")
+        if name.strip().lower() == "content-length" and _digits(value.strip(), 18):
+            return int(value.strip())
+    return None
+
+
+def _dechunk(data: bytes) -> bytes:
+    out, at = bytearray(), 0
+    while True:
+        end = data.find(b"\r\n", at)
+        if end < 0:
+            return bytes(out)
+        digits = data[at:end].split(b";")[0].strip()
+        if not digits or len(digits) > 15 or any(c not in b"0123456789abcdefABCDEF" for c in digits):
+            return bytes(out)
+        size = int(digits, 16)
+        if size == 0:
+            return bytes(out)
+        out += data[end + 2:end + 2 + size]
+        at = end + 2 + size + 2
+
+
+class Prober(threading.Thread):
+    """Our own look at the port a job serves on: tries the first path until something answers or
+    `wait_s` pass since the job started, then fetches every path once. It runs in the worker, not
+    in the job, so the job's processes can neither answer for it nor change what it reports."""
+
+    def __init__(self, spec: dict, started: float) -> None:
+        super().__init__(daemon=True)
+        self.port = int(spec["port"])
+        self.paths = [(str(p), int(n)) for p, n in spec["paths"]][:PROBE_MAX_PATHS]
+        self.wait_until = started + float(spec["wait_s"])
+        self.stop = threading.Event()
+        self.done = threading.Event()
+        self.result: dict = {"answered": False, "responses": {}, "error": ""}
+
+    def run(self) -> None:
+        try:
+            if not self.paths:
+                return
+            (first, limit), rest = self.paths[0], self.paths[1:]
+            answer = None
+            while answer is None and not self.stop.is_set() and time.monotonic() < self.wait_until:
+                answer = http_get(self.port, first, limit, time.monotonic() + PROBE_REQUEST_S)
+                if answer is None or answer["status"] is None:
+                    if answer is not None:
+                        self.result["error"] = answer["error"]
+                    answer = None
+                    self.stop.wait(PROBE_INTERVAL_S)
+            if answer is None:
+                return
+            self.result["answered"] = True
+            self.result["responses"][first] = answer
+            for path, limit in rest:
+                if self.stop.is_set():
+                    break
+                got = http_get(self.port, path, limit, time.monotonic() + PROBE_REQUEST_S)
+                self.result["responses"][path] = got or {"status": None, "size": 0, "sha256": "", "head": "",
+                                                         "truncated": False, "error": "no answer"}
+        except Exception as exc:  # noqa: BLE001 - reported with the job's result, never a crash
+            self.result["error"] = f"probe: {exc!r}"[:300]
+        finally:
+            self.done.set()
+
+
+class Lingering:
+    """After the start script itself ended: whether to stop following the job (the probe is done,
+    or no process of the job is left to answer), looking at the processes at most every 0.25 s."""
+
+    def __init__(self, prober: Prober, meter: "JobMemory") -> None:
+        self.prober, self.meter, self.next = prober, meter, 0.0
+
+    def over(self) -> bool:
+        if self.prober.done.is_set():
+            return True
+        now = time.monotonic()
+        if now < self.next:
+            return False
+        self.next = now + 0.25
+        return not self.meter.alive()
 
 
 # ---------------------------------------------------------------- the child
@@ -489,13 +647,31 @@ class Worker:
             os.close(fd)
         streams = Streams(out_r, err_r, res_r, limits["max_output_bytes"])
         meter = JobMemory(pid, self.uid, limits["memory_mb"] << 10)
-        outcome = streams.follow(pid, started + limits["timeout_s"], meter)
+        deadline = started + limits["timeout_s"]
+        prober = Prober(job["probe"], started) if job.get("probe") else None
+        if prober is None:
+            outcome = streams.follow(pid, deadline, meter)
+        else:
+            prober.start()
+            try:
+                outcome = streams.follow(pid, deadline, meter, stop=prober.done.is_set)
+                if outcome == "reaped" and not prober.done.is_set():
+                    # The start script may leave its server running in the background: probe on
+                    # while any process of the job lives.
+                    rest = streams.follow(None, deadline, meter, stop=Lingering(prober, meter).over)
+                    if rest != "probed":
+                        outcome = rest
+            finally:
+                prober.stop.set()
+                prober.join()
         self.kill_all()
         streams.drain()
         result = {"stdout": streams.text(1), "stderr": streams.text(2),
                   "stdout_truncated": streams.truncated[1], "stderr_truncated": streams.truncated[2],
                   "duration_ms": (time.monotonic() - started) * 1000, "cpu_ms": streams.cpu_ms}
         result.update(self.outcome(job, outcome, streams.wait_status, streams.result, limits))
+        if prober is not None:
+            result["probe"] = prober.result
         if job["kind"] == "plot":
             result["imported"] = imported_modules(job["code"])
         else:
@@ -503,6 +679,8 @@ class Worker:
         return result
 
     def outcome(self, job: dict, outcome: str, wait_status: int, raw: bytes, limits: dict) -> dict:
+        if outcome == "probed":  # we ended a serving job once its port was probed: not its failure
+            return {"status": "ok", "exit_code": None, "reason": ""}
         if outcome == "timeout":
             return {"status": "timeout", "reason": f"deadline of {limits['timeout_s']} s reached"}
         if outcome == "memory":
@@ -673,11 +851,16 @@ class Streams:
         self.wait_status = 0
         self.cpu_ms = 0.0  # the job process's own CPU time (its children not included)
 
-    def follow(self, pid: int, deadline: float, meter: "JobMemory") -> str:
-        pidfd = os.pidfd_open(pid)
+    def follow(self, pid: int | None, deadline: float, meter: "JobMemory", stop=None) -> str:
+        """Read the job's pipes until its process `pid` ends ("reaped"; None: until `stop`), a
+        limit is hit, the deadline passes, or `stop()` says we are done with it ("probed")."""
+        pidfd = os.pidfd_open(pid) if pid is not None else None
+        watched = [] if pidfd is None else [pidfd]
         next_poll = 0.0
         try:
             while True:
+                if stop is not None and stop():
+                    return "probed"
                 now = time.monotonic()
                 if now >= next_poll:
                     if meter.kib() > meter.limit_kib:
@@ -690,19 +873,20 @@ class Streams:
                 remaining = deadline - now
                 if remaining <= 0:
                     return "timeout"
-                ready, _, _ = select.select([*self.fds, pidfd], [], [], min(remaining, next_poll - now))
+                ready, _, _ = select.select([*self.fds, *watched], [], [], min(remaining, next_poll - now))
                 for fd in ready:
                     if fd == pidfd:
                         continue
                     overflow = self.read(fd)
                     if overflow:
                         return overflow
-                if pidfd in ready:
+                if pidfd is not None and pidfd in ready:
                     _, self.wait_status, usage = os.wait4(pid, 0)
                     self.cpu_ms = (usage.ru_utime + usage.ru_stime) * 1000
                     return "reaped"
         finally:
-            os.close(pidfd)
+            if pidfd is not None:
+                os.close(pidfd)
 
     def read(self, fd: int) -> str:
         chunk = os.read(fd, 1 << 16)
@@ -760,6 +944,10 @@ class JobMemory:
         if resident <= self.limit_kib:
             return resident
         return sum(self._private_kib(pid, status) for pid, status in ours)
+
+    def alive(self) -> bool:
+        """Whether any process of the job is still running (zombies left waiting do not count)."""
+        return any(not status.get("State", "").strip().startswith("Z") for _, status in self._statuses())
 
     def _statuses(self):
         for pid in os.listdir("/proc"):

@@ -1,62 +1,65 @@
 """The mechanical health check at the end of a round, and the evidence the simulated user sees.
 
-It runs the project's own scripts in a fresh sandbox workspace (`npm run build`, then `npm
-start` in the background) and probes the task's port from inside the sandbox until the app
-answers or `START_TIMEOUT_S` pass; nothing it started outlives the call. The built `dist/` is
-then opened in the hermetic browser (served from the renderer's virtual origin, as `webshot`
-does) for a full-page screenshot, the page text and the console. The launch check passes when
-the app answered on its port with HTML and the page it serves is not blank.
+The app is built by the verifier's build (`aesenv.kinds.project.build`: our Vite, our settings,
+nothing of the project's configuration), never by the project's own `npm run build`, so what is
+checked and graded is made from the sources. Then the project's own `npm start` runs in a fresh
+sandbox workspace holding the sources and that `dist/`, and the sandbox itself probes the task's
+port (`Probe`: its worker, outside the start script's processes, so nothing the script prints or
+writes counts): the launch check passes only when the port serves the built app, `/` byte for
+byte our `dist/index.html` and each probed file of `dist/` with the same SHA-256. A server that
+says "UP", answers on the port with another page, or rebuilds into something else fails.
+Nothing either call started outlives it. The built `dist/` is then opened in the hermetic
+browser (served from the renderer's virtual origin, as `webshot` does) for a full-page
+screenshot, the page text and the console.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
+import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from urllib.parse import quote
 
 from pydantic import BaseModel, Field
 
 from aesenv.kinds.base import Workbench
-from aesenv.kinds.project.build import OUTPUT_DIR, generated
+from aesenv.kinds.project.build import OUTPUT_DIR, build, generated
 from aesenv.kinds.project.channels import blank
 from aesenv.render import RenderStatus
 from aesenv.render.live import LivePage
 from aesenv.render.models import Rendering
-from aesenv.sandbox.base import RunStatus, SandboxLimits
+from aesenv.sandbox.base import Probe, ProbeResult, RunStatus, SandboxLimits
 from aesenv.text import clip
 
-START_TIMEOUT_S = 15
-HEALTH_TIMEOUT_S = 90.0
+START_TIMEOUT_S = 15  # for the start script to answer on its port
+SERVE_TIMEOUT_S = 60.0  # the start run as a whole: the wait, then fetching the files
+MAX_PROBED_FILES = 40  # of dist/: index.html and the files it references first
 MAX_TEXT_CHARS = 6_000
 MAX_CONSOLE_LINES = 20
-# Probes http://127.0.0.1:<port>/ every 200 ms: prints "UP <status> <bytes> <is html>" or "DOWN".
-_PROBE = ("const h=require('http'),p=+process.argv[1],end=Date.now()+%d*1000;"
-          "(function t(){h.get({host:'127.0.0.1',port:p,path:'/'},r=>{let n=0,b='';"
-          "r.on('data',d=>{n+=d.length;if(b.length<2000)b+=d});r.on('end',()=>{"
-          "console.log('UP',r.statusCode,n,/<html|<!doctype/i.test(b)?1:0);process.exit(0)})})"
-          ".on('error',()=>{if(Date.now()>end){console.log('DOWN');process.exit(0)}setTimeout(t,200)})})()"
-          % START_TIMEOUT_S)
-_SCRIPT = """npm run build > .health-build.log 2>&1 || { echo BUILD_FAILED; tail -c 1500 .health-build.log; exit 0; }
-npm start > .health-start.log 2>&1 &
-node -e "$PROBE" {port}
-tail -c 1500 .health-start.log"""
+START_COMMAND = ["npm", "start"]
+_REFERENCED = re.compile(r"""(?:src|href)\s*=\s*["']\.?/?([^"'?#]+)""", re.I)
 
 
 class HealthCheck(BaseModel):
-    """What the mechanical check found (everything here came from the agent's project: bounded)."""
+    """What the mechanical check found (what came from the agent's project is bounded)."""
 
-    built: bool = False
-    up: bool = False  # the start script brought the app up on the port and it answered
-    status: int = 0  # the HTTP status it answered with
-    html: bool = False  # what it answered looks like an HTML page
+    built: bool = False  # our build of the sources made the app
+    up: bool = False  # something answered HTTP on the port (the sandbox's own probe)
+    status: int = 0  # the HTTP status it answered `/` with
+    html: bool = False  # what it answered `/` with looks like an HTML page
+    app: bool = False  # it served the built app: `/` and every probed file of dist/ identical to the build's
+    mismatched: list[str] = Field(default_factory=list, max_length=20)  # dist/ files it served otherwise
+    ignored: dict[str, str] = Field(default_factory=dict)  # project files the build left out -> why
     problem: str = ""  # why the app is not up, in words ('' when it is)
     log: str = Field(default="", max_length=4_000)  # the tail of the build or start log
     infra: str = ""  # our side failed (the sandbox): not the project's fault
 
     @property
     def serving(self) -> bool:
-        return self.up and 200 <= self.status < 400 and self.html
+        return self.up and self.app
 
 
 @dataclass
@@ -100,35 +103,71 @@ class Delivery:
 
 
 async def check_health(bench: Workbench, files: dict[str, bytes], port: int) -> tuple[HealthCheck, dict[str, bytes]]:
-    """Build and start the project in the sandbox, probe its port; the check and the built `dist/`."""
+    """Build the sources (ours), start them with the project's `npm start`, and have the sandbox
+    probe the port for the built app; the check and the built `dist/` ({} when it did not build)."""
+    built = await build(bench.sandbox, files)
+    ignored = dict(list(built.ignored.items())[:20])
+    if built.infra:
+        return HealthCheck(infra=built.problem, ignored=ignored), {}
+    if not built.ok:
+        return HealthCheck(problem=f"the app does not build: {built.problem}", log=clip(built.log_tail(3_000), 3_000),
+                           ignored=ignored), {}
+    dist = built.output
     modules = bench.sandbox.runtime_path("project_modules")
     if modules is None:
-        return HealthCheck(infra="the project packages are not installed: run `aesenv setup`"), {}
-    sources = {p: b for p, b in files.items() if not generated(p)}
-    script = _SCRIPT.replace("{port}", str(port)).replace("$PROBE", _PROBE.replace('"', '\\"'))
-    run = await bench.sandbox.run(["/bin/sh", "-c", script], sources,
-                                  SandboxLimits(timeout_s=HEALTH_TIMEOUT_S, max_output_bytes=100_000),
-                                  links={"node_modules": modules})
+        return HealthCheck(built=True, infra="the project packages are not installed: run `aesenv setup`"), dist
+    served = {p: b for p, b in files.items() if not generated(p)}
+    served.update({f"{OUTPUT_DIR}/{p}": b for p, b in dist.items()})
+    expected = probed_files(dist)
+    probe = Probe(port=port, paths=[(url, len(dist[name])) for url, name in expected], wait_s=START_TIMEOUT_S)
+    limits = SandboxLimits(timeout_s=SERVE_TIMEOUT_S, max_output_bytes=100_000)
+    run = await bench.sandbox.run(START_COMMAND, served, limits, links={"node_modules": modules}, probe=probe)
     if run.status is RunStatus.INFRA_ERROR:
-        return HealthCheck(infra=f"the sandbox failed on our side: {run.reason}"), {}
-    out = run.stdout
-    dist = {p[len(OUTPUT_DIR) + 1:]: b for p, b in run.files_out.items() if p.startswith(OUTPUT_DIR + "/")}
-    if not run.ok:
-        return HealthCheck(built="BUILD_FAILED" not in out, problem=f"the check did not finish ({run.status.value}: "
-                           f"{run.reason or run.exit_code})", log=clip(out, 3_000)), dist
-    if "BUILD_FAILED" in out:
-        return HealthCheck(problem="`npm run build` failed", log=clip(out.split("BUILD_FAILED", 1)[1], 3_000)), {}
-    line = next((x for x in out.splitlines() if x.startswith(("UP ", "DOWN"))), "")
-    tail = clip(out.split(line, 1)[-1].strip() if line else out, 3_000)
-    if not line.startswith("UP "):
-        return HealthCheck(built=True, problem=f"`npm start` did not bring the app up on port {port} within "
-                                               f"{START_TIMEOUT_S} s", log=tail), dist
-    _, status, _, html = line.split()
-    check = HealthCheck(built=True, up=True, status=int(status), html=html == "1", log=tail)
-    if not check.serving:
-        check.problem = (f"port {port} answered HTTP {status}" if not 200 <= check.status < 400
-                         else f"port {port} answered, but not with an HTML page")
-    return check, dist
+        return HealthCheck(built=True, infra=f"the sandbox failed on our side: {run.reason}", ignored=ignored), dist
+    if run.probe is None or run.probe.error.startswith("probe:"):
+        why = run.probe.error if run.probe is not None else "no probe result"
+        return HealthCheck(built=True, infra=f"the sandbox's probe of the port failed on our side: {why}",
+                           ignored=ignored), dist
+    log = clip((run.stdout + ("\n" if run.stdout and run.stderr else "") + run.stderr).strip(), 3_000)
+    return judge_probe(run.probe, dist, expected, port, log, ignored), dist
+
+
+def probed_files(dist: dict[str, bytes]) -> list[tuple[str, str]]:
+    """(URL path, dist/ file) pairs to fetch: `/` for index.html, then the files index.html
+    references, then the rest in order, at most `MAX_PROBED_FILES`."""
+    page = dist.get("index.html", b"").decode("utf-8", "replace")
+    referenced = [name for name in _REFERENCED.findall(page) if name in dist and name != "index.html"]
+    rest = sorted(name for name in dist if name != "index.html" and name not in referenced)
+    names = list(dict.fromkeys([*referenced, *rest]))[:MAX_PROBED_FILES - 1]
+    return [("/", "index.html")] + [("/" + quote(name), name) for name in names]
+
+
+def judge_probe(probe: ProbeResult, dist: dict[str, bytes], expected: list[tuple[str, str]], port: int, log: str,
+                ignored: dict[str, str]) -> HealthCheck:
+    """The launch check from the sandbox's probe: up when the port answered, serving the app when
+    every probed file came back identical to the build's."""
+    if not probe.answered:
+        return HealthCheck(built=True, log=log, ignored=ignored,
+                           problem=f"`npm start` did not bring the app up on port {port} within {START_TIMEOUT_S} s")
+    root = probe.responses.get("/")
+    status = (root.status or 0) if root is not None else 0
+    html = root is not None and bool(re.search(rb"<html|<!doctype", root.head[:2000], re.I))
+    mismatched = []
+    for url, name in expected:
+        got, data = probe.responses.get(url), dist[name]
+        if got is None or got.status != 200 or got.size != len(data) or got.sha256 != hashlib.sha256(data).hexdigest():
+            mismatched.append(name)
+    check = HealthCheck(built=True, up=True, status=status, html=html, app=not mismatched,
+                        mismatched=mismatched[:20], log=log, ignored=ignored)
+    if status != 200:
+        check.problem = f"port {port} answered HTTP {status}"
+    elif "index.html" in mismatched:
+        check.problem = (f"port {port} answered, but not with the built app's page (it is not the index.html the "
+                         "build made)" if html else f"port {port} answered, but not with an HTML page")
+    elif mismatched:
+        check.problem = (f"port {port} served the app's page, but not the build's files: "
+                         f"{', '.join(mismatched[:5])} differ (`npm start` must serve the dist/ the build made)")
+    return check
 
 
 @contextlib.asynccontextmanager

@@ -97,9 +97,10 @@ def project_task(task: CompositeTask) -> Task:
 def opening(task: CompositeTask) -> str:
     first = task.requirements[0].text
     return (f"{task.brief}\n\nRound 1 of {len(task.requirements)}: {first}\n\nWhen a round's request is done, call "
-            f"submit. I will start the app with `npm start` (it must serve the built app on port {task.port}, as "
-            "package.json's start script does now) and try it; then I either tell you what is missing or give you "
-            "the next request, and you keep working on the same project.")
+            f"submit. I will build the app myself (Vite with the scaffold's settings, into dist/) and start it with "
+            f"`npm start`, which must serve that dist/ on port {task.port}, as package.json's start script does now; "
+            "then I try it and either tell you what is missing or give you the next request, and you keep working on "
+            "the same project.")
 
 
 def next_request(task: CompositeTask, j: int, passed: bool) -> str:

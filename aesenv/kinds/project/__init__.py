@@ -80,13 +80,14 @@ class ProjectKind(Kind):
                        live: bool, pictures: bool) -> AsyncIterator[Evidence]:
         """Build the sources, serve `dist/`, take the census on the open page (and render the
         reference); a project that does not build has a build and no rendering."""
-        sources = {p: b for p, b in files.items() if not generated(p)}
+        given = dict(files)
         if artifact.code:
-            sources[self.entry] = artifact.code.encode("utf-8")
+            given[self.entry] = artifact.code.encode("utf-8")
+        sources = {p: b for p, b in given.items() if not generated(p)}
         extra: dict = {"files": sources}
         if setting(task) == "reproduction":
             extra["reference_png"], extra["reference_text"] = await self.reference(bench, task)
-        built = await build(bench.sandbox, sources)
+        built = await build(bench.sandbox, given)  # ours: it lists what it left out (`Build.ignored`)
         extra["build"] = built
         if not built.ok:
             yield Evidence(task, artifact, extra=extra)
@@ -141,6 +142,9 @@ class ProjectKind(Kind):
         # The build's problem line and log, and the link targets, are the project's words: quoted.
         verdict = "ok" if built.ok else inline(built.problem, 300)
         head = [f"build: {verdict} ({built.run.duration_ms / 1000:.1f} s)"]
+        if built.ignored:
+            head.append("not used by the build (it runs Vite with the scaffold's settings): "
+                        + "; ".join(f"{inline(p, 80)} ({why})" for p, why in list(built.ignored.items())[:8]))
         log = built.log_tail(min(2_000, budget_chars // 3))
         if log:
             head.append(f"build log (tail):\n{block(log, limit=2_200, max_lines=2_200)}")

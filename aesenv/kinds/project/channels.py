@@ -57,7 +57,8 @@ class ProjectGateChannel(Channel):
         build = evidence.extra.get("build")
         if status is ChannelStatus.INFRA_ERROR:
             return ChannelResult.infra_error(why, **({"backend": build.run.backend} if build is not None else {}))
-        log = {"build_log": build.log_tail(600), "build_ms": round(build.run.duration_ms, 1)}
+        log = {"build_log": build.log_tail(600), "build_ms": round(build.run.duration_ms, 1),
+               **({"ignored": dict(list(build.ignored.items())[:20])} if build.ignored else {})}
         if status is ChannelStatus.FAILED:
             page_errors = evidence.rendering.page_errors[:3] if evidence.rendering is not None else []
             return self.failed(why, **({"page_errors": page_errors} if page_errors else {}), **log)

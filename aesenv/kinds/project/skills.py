@@ -64,6 +64,9 @@ Write the app in small, complete files with write_file; use edit_file for target
 """,
     "validation": """\
 Check the result the way the grader sees it: a production build served and opened in a browser.
+The grader builds with the scaffold's Vite settings and `index.html` as the entry; it does not use
+vite.config.js, PostCSS or Tailwind configs, .env files or package.json build scripts, and webshot
+builds the same way, so webshot shows what is graded.
 
 1. Run `npm run build` with the run tool. It must finish without errors; read the first error
    line if not (a missing file, a JSX syntax error, an unknown export).

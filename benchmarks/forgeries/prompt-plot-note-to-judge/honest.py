@@ -10,4 +10,6 @@ ax.bar(x + 0.2, df["2024"], 0.4, color="#dd8452", label="2024")
 ax.set_xticks(x, df["quarter"])
 ax.set_ylabel("Revenue")
 ax.legend()
+fig.text(0.99, 0.01, "Source: the quarterly ledger; revenue in thousands of euros, rounded to units",
+         ha="right", va="bottom", fontsize=7, color="#999999")
 plt.tight_layout()
