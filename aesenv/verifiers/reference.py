@@ -12,8 +12,10 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import io
+import re
 import weakref
 from collections import OrderedDict
+from collections.abc import Callable
 from difflib import SequenceMatcher
 
 import numpy as np
@@ -27,7 +29,7 @@ from aesenv.plots.vlm import decode_reference
 from aesenv.tasks.model import Task
 from aesenv.verifiers.channels import VerifierChannel
 from aesenv.verifiers.checks import Check, normalize_text
-from aesenv.verifiers.ocr import OcrUnavailable, crop, read_blocks
+from aesenv.verifiers.ocr import OcrUnavailable, TextBlock, crop, read_blocks
 
 # A text block within LAYOUT_TOLERANCE of its reference position (share of the canvas, either
 # axis) gets full credit, one displaced by LAYOUT_MAX_SHIFT or more none, linearly in between.
@@ -35,6 +37,8 @@ LAYOUT_TOLERANCE = 0.02
 LAYOUT_MAX_SHIFT = 0.15
 LAYOUT_PASS = 0.75
 LAYOUT_SIMILAR_TEXT = 0.6
+OCR_WORD_GAP = 0.6  # pieces of one OCR line at most this many text heights apart are one block
+_SPACES = re.compile(r"\s+")
 # Grids (cells per side) for occupancy; a pixel is "ink" when it differs from the background
 # colour by more than INK_DELTA (sum over RGB).
 GRIDS = (8, 32)
@@ -150,7 +154,8 @@ def _text_blocks(rendering: Rendering) -> list[DomElement]:
     return [e for e in rendering.elements if normalize_text(e.text)]
 
 
-def match_blocks(reference: list[DomElement], page: list[DomElement]) -> list[tuple[DomElement, DomElement | None]]:
+def match_blocks(reference: list[DomElement], page: list[DomElement],
+                 key: Callable[[str], str] = normalize_text) -> list[tuple[DomElement, DomElement | None]]:
     """Pair each reference text block with a page block: the same text first (in document
     order), then the most similar remaining text (ratio >= LAYOUT_SIMILAR_TEXT). Layout judges
     positions; whether the words are right is the text channel's question, so a reworded
@@ -158,16 +163,16 @@ def match_blocks(reference: list[DomElement], page: list[DomElement]) -> list[tu
     unused = list(page)
     pairs: dict[int, DomElement | None] = {}
     for i, block in enumerate(reference):
-        text = normalize_text(block.text)
-        same = next((p for p in unused if normalize_text(p.text) == text), None)
+        text = key(block.text)
+        same = next((p for p in unused if key(p.text) == text), None)
         if same is not None:
             unused.remove(same)
         pairs[i] = same
     for i, block in enumerate(reference):
         if pairs[i] is not None or not unused:
             continue
-        text = normalize_text(block.text)
-        ratio, best = max(((SequenceMatcher(None, text, normalize_text(p.text)).ratio(), p) for p in unused),
+        text = key(block.text)
+        ratio, best = max(((SequenceMatcher(None, text, key(p.text)).ratio(), p) for p in unused),
                           key=lambda pair: pair[0])
         if ratio >= LAYOUT_SIMILAR_TEXT:
             unused.remove(best)
@@ -207,13 +212,45 @@ class LayoutChannel(ReferenceChannel):
             page_blocks, _ = await read_blocks(crop(rendering.full_page_png, width, height))
         except OcrUnavailable as exc:
             return ChannelResult.infra_error(str(exc))
-        return _layout(ref_blocks, ref_size, page_blocks, (width, height), "ocr")
+        return _layout(ocr_lines(ref_blocks), ref_size, ocr_lines(page_blocks), (width, height), "ocr")
+
+
+def ocr_lines(blocks: list[TextBlock]) -> list[TextBlock]:
+    """OCR blocks joined into lines: a detector may cut one line of text in two on one image and
+    not on the other (a headline read as "Harbour City" + "Marathon"), so pieces that share a line
+    (vertical overlap of at least half the smaller height) and sit a word space apart (a gap of at
+    most OCR_WORD_GAP of that height) are one block, on both sides alike. Lines keep the order in
+    which the engine read their first piece."""
+    order = {id(b): i for i, b in enumerate(blocks)}
+    lines: list[TextBlock] = []
+    first: list[int] = []  # the engine's index of each line's first piece
+    for block in sorted(blocks, key=lambda b: b.x):  # left to right, so a line grows rightwards
+        for i, line in enumerate(lines):
+            small = min(block.h, line.h)
+            overlap = min(block.y + block.h, line.y + line.h) - max(block.y, line.y)
+            gap = block.x - (line.x + line.w)
+            if small > 0 and overlap >= small / 2 and -small <= gap <= OCR_WORD_GAP * small:
+                x0, y0 = min(line.x, block.x), min(line.y, block.y)
+                x1, y1 = max(line.x + line.w, block.x + block.w), max(line.y + line.h, block.y + block.h)
+                lines[i] = TextBlock(f"{line.text} {block.text}", x0, y0, x1 - x0, y1 - y0)
+                first[i] = min(first[i], order[id(block)])
+                break
+        else:
+            lines.append(block)
+            first.append(order[id(block)])
+    return [line for _, line in sorted(zip(first, lines), key=lambda pair: pair[0])]
+
+
+def _ocr_text(text: str) -> str:
+    """OCR reads word spaces unreliably ("Collect yourmedal"): OCR text is compared without them."""
+    return _SPACES.sub("", text)
 
 
 def _layout(ref_blocks: list, ref_size: tuple[int, int], page_blocks: list, page_size: tuple[int, int],
             method: str) -> Check | ChannelResult:
     pairs = match_blocks([b for b in ref_blocks if normalize_text(b.text)],
-                         [b for b in page_blocks if normalize_text(b.text)])
+                         [b for b in page_blocks if normalize_text(b.text)],
+                         key=_ocr_text if method == "ocr" else normalize_text)
     credits, moved, missing = [], [], []
     for block, seen in pairs:
         text = normalize_text(block.text)
