@@ -255,3 +255,98 @@ def test_reward_fields_name_the_channels_of_the_tasks_kind(kind):
     if kind == "project":
         assert {"project_gate", "project_det", "project_vlm"} <= set(own)
     assert set(reward_fields(None, config, None)) == set(fields)  # the same keys when nothing was scored
+
+
+def _long_page(screens: list[bool], width: int = 1280, screen: int = 960) -> bytes:
+    """A long screenshot of `len(screens)` screens: each True screen carries its own blocks (a
+    dark bar whose place differs per screen, and text-like stripes), each False one is blank."""
+    import numpy as np
+    from PIL import Image
+
+    px = np.full((screen * len(screens), width, 3), 250, np.uint8)
+    for i, drawn in enumerate(screens):
+        if drawn:
+            top = i * screen
+            left = 100 + 250 * i
+            px[top + 80: top + 400, left: left + 300] = (30, 40, 120)
+            px[top + 500: top + 900: 24, 80: width - 80] = (20, 20, 20)
+    out = io.BytesIO()
+    Image.fromarray(px).save(out, "PNG")
+    return out.getvalue()
+
+
+async def test_webcoder_reproduction_is_scored_over_the_whole_page():
+    """f_det compares the app's long screenshot with the reference's: a copy of only the first
+    screen (the rest blank), or a page that stops after it, is not a reproduction, where a
+    first-screen comparison gave both full marks."""
+    from aesenv.channels import Evidence
+    from aesenv.kinds.project.census import Census, pixel_similarity
+    from aesenv.kinds.project.channels import ProjectDetChannel
+    from aesenv.render.models import Rendering, RenderStatus
+    from aesenv.tasks import Task
+
+    reference = _long_page([True, True, True, True])
+    top_only, short = _long_page([True, False, False, False]), _long_page([True])
+    assert pixel_similarity(reference, reference)["score"] == 1.0
+    assert pixel_similarity(top_only, reference)["score"] < 0.75
+    cut = pixel_similarity(short, reference)
+    assert cut["score"] < 0.75 and cut["length"] == 0.25
+    assert pixel_similarity(reference, short)["score"] < 0.75  # a page that runs on past the reference's end
+
+    task = Task(id="r", kind="project", prompt="Reproduce it.", reference_html="<p>x</p>",
+                project={"start": "reference"})
+
+    async def f_det(page: bytes) -> float:
+        shot = Rendering(status=RenderStatus.OK, full_page_png=page)
+        evidence = Evidence(task, None, shot, extra={"census": Census(), "reference_png": reference})
+        return (await ProjectDetChannel().measure(evidence)).score
+
+    assert await f_det(reference) == 1.0
+    assert await f_det(top_only) == pixel_similarity(top_only, reference)["score"] < 0.75
+
+
+async def test_a_reproduction_is_shown_and_compared_with_the_whole_reference_page(renderer):
+    """The project kind's reference is the reference page's long screenshot (what the agent is
+    shown and f_det compares with), not its first screen; the web kind keeps its canvas."""
+    from types import SimpleNamespace
+
+    from PIL import Image
+
+    from aesenv.kinds import PROJECT, WEB
+    from aesenv.tasks import Task
+
+    tall = "<body style='margin:0'>" + "".join(
+        f"<section style='height:900px;background:hsl({40 * i},60%,70%)'><h2>Part {i}</h2></section>"
+        for i in range(4)) + "</body>"
+    task = Task(id="tall", kind="project", prompt="Reproduce it.", reference_html=tall,
+                project={"start": "reference"})
+    bench = SimpleNamespace(renderer=renderer)
+    png, text = await PROJECT.reference(bench, task)
+    assert Image.open(io.BytesIO(png)).height >= 3600 and "Part 3" in text
+    first, _ = await WEB.reference(bench, task.model_copy(update={"kind": "web", "project": None}))
+    assert Image.open(io.BytesIO(first)).height == renderer.config.viewport_height
+
+
+def test_the_project_judge_is_shown_both_whole_pages():
+    """The VLM judge sees the long screenshots whole, in parts of at most 2,400 px, top to bottom,
+    where it used to see the top 2,400 px of the app."""
+    import base64
+
+    from PIL import Image
+
+    from aesenv.kinds.project.census import Census
+    from aesenv.kinds.project.judge import PART_HEIGHT, Sight, VlmProjectJudge
+    from aesenv.render.models import Rendering, RenderStatus
+    from aesenv.tasks import Task
+
+    task = Task(id="r", kind="project", prompt="Reproduce it.", reference_html="<p>x</p>",
+                project={"start": "reference"})
+    app, reference = _long_page([True] * 6), _long_page([True] * 5)  # 5,760 and 4,800 px
+    sight = Sight(task, Rendering(status=RenderStatus.OK, full_page_png=app), Census(), reference, "")
+    content = VlmProjectJudge(client=None).messages(sight, "reproduction")[1]["content"]
+    images = [Image.open(io.BytesIO(base64.b64decode(p["image_url"]["url"].split(",", 1)[1])))
+              for p in content if p["type"] == "image_url"]
+    assert PART_HEIGHT == 2400
+    assert [i.height for i in images] == [2400, 2400, 2400, 2400, 960]  # the reference's 4,800 px, the app's 5,760
+    said = [p["text"] for p in content if p["type"] == "text"]
+    assert "The reference, in 2 parts from top to bottom:" in said and "The app, in 3 parts from top to bottom:" in said
