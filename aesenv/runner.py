@@ -108,7 +108,8 @@ async def answer_with_reference(task: Task, policy: Policy, pipeline: RewardPipe
 
 
 async def _refine_episode(task: Task, policy: Policy, pipeline: RewardPipeline, episodes: Path) -> Scored:
-    env = AsyncRefineEnv([task], kind=task.kind, pipeline=pipeline)
+    remote = getattr(pipeline, "remote_env", None)  # `aesenv.remote.RemoteScorer`: the env is served elsewhere
+    env = remote(task, "refine") if remote else AsyncRefineEnv([task], kind=task.kind, pipeline=pipeline)
     try:
         trajectory = await run_episode(env, policy, task=task)
     finally:
@@ -126,11 +127,14 @@ async def run_episodes(tasks: list[Task], policy: Policy, out_dir: str | Path, *
                        config: PipelineConfig | None = None, concurrency: int = 2,
                        progress: bool = True, mode: RunMode = "single",
                        identity: dict[str, Any] | None = None, ray: str | None = None,
-                       ray_actors: int = 2) -> list[RewardRecord]:
+                       ray_actors: int = 2, env_url: str | None = None) -> list[RewardRecord]:
     """`identity`: what makes two runs comparable (default: policy name, mode, pipeline config);
     a rerun into the same directory must match it. `ray` ("local" or a cluster address) scores
     on a pool of `ray_actors` Ray actors (`aesenv.rewards.service`): the records are the same, so
-    a run may resume on the other path."""
+    a run may resume on the other path. `env_url`: every episode runs in envs served there
+    (`aesenv serve`), scored by that server's pipeline (`aesenv.remote.RemoteScorer`)."""
+    if env_url is not None and ray is not None:
+        raise ValueError("--env-url and --ray both say where episodes run: give one")
     if mode not in EPISODES:
         raise ValueError(f"unknown mode {mode!r}; available: {list(EPISODES)}")
     if mode == "refine":
@@ -153,7 +157,13 @@ async def run_episodes(tasks: list[Task], policy: Policy, out_dir: str | Path, *
     write_lock = asyncio.Lock()
     episode = EPISODES[mode]
 
-    async with scorer(config, ray, ray_actors) as pipeline:
+    if env_url is not None:
+        from aesenv.remote import RemoteScorer
+
+        opened: Any = RemoteScorer(env_url)
+    else:
+        opened = scorer(config, ray, ray_actors)
+    async with opened as pipeline:
         async def one(task: Task) -> RewardRecord:
             async with slots:
                 try:
@@ -287,12 +297,12 @@ async def run_and_report(tasks: list[Task], policy: Policy, out_dir: str | Path,
                          is_good: Callable[[float], bool] = _at_least_good,
                          extend: Callable[[list[RewardRecord]], dict[str, Any]] | None = None,
                          references: dict[str, str] | None = None, ray: str | None = None,
-                         ray_actors: int = 2) -> dict[str, Any]:
+                         ray_actors: int = 2, env_url: str | None = None) -> dict[str, Any]:
     """`extend(records)` adds benchmark-specific keys to the summary; `references` maps a task id
     to a ground-truth image (a data URL) the report shows beside the answer."""
     start = time.perf_counter()
     records = await run_episodes(tasks, policy, out_dir, config=config, concurrency=concurrency, progress=progress,
-                                 mode=mode, identity=identity, ray=ray, ray_actors=ray_actors)
+                                 mode=mode, identity=identity, ray=ray, ray_actors=ray_actors, env_url=env_url)
     wall_s = time.perf_counter() - start  # this invocation's: a resumed run only timed its new items
     usage = getattr(policy, "usage", None)
     extra: dict[str, Any] = {"policy": policy.name, "mode": mode, "tasks": len(tasks)}

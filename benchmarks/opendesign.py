@@ -133,6 +133,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--concurrency", type=int, default=2)
     p.add_argument("--online", action="store_true", help="let unknown hosts through to the real network")
     add_ray_arguments(p)
+    p.add_argument("--env-url", help="run every episode in envs served there (`aesenv serve`, the serving image): "
+                                     "the server's pipeline scores them (its judge, not --judge)")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--out", required=True)
     return p
@@ -151,6 +153,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     config = config_from_args(args)
     identity = {"benchmark": "opendesign", "policy": args.policy, "mode": args.mode,
                 "pipeline": config.model_dump(mode="json")}
+    if args.env_url:
+        identity["env_url"] = args.env_url
     retried: list[str] = []
 
     def extend(records: list[RewardRecord]) -> dict[str, Any]:
@@ -162,7 +166,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             return await run_and_report(
                 tasks, policy, args.out, config=config, concurrency=args.concurrency, progress=not args.no_progress,
                 title=f"OpenDesign: {args.policy} ({args.mode}), judge {args.judge}", mode=args.mode,
-                identity=identity, extend=extend, ray=args.ray, ray_actors=args.ray_actors)
+                identity=identity, extend=extend, ray=args.ray, ray_actors=args.ray_actors,
+                env_url=args.env_url)
 
         summary = await once()
         retried.extend(drop_infra_records(Path(args.out)))  # our failures get one more try

@@ -72,8 +72,9 @@ def summarize(records: list[WebdevRecord], *, policy: str, user: str, wall_s: fl
 
 def worker_spec(args: argparse.Namespace) -> dict[str, Any]:
     """What a task runs with, here or on a Ray actor (and what a rerun into the same DIR must match)."""
-    return {"benchmark": "webdev", "policy": args.policy, "user": args.user, "grader": args.grader,
+    spec = {"benchmark": "webdev", "policy": args.policy, "user": args.user, "grader": args.grader,
             "seconds_per_requirement": args.seconds_per_requirement}
+    return {**spec, "env_url": args.env_url} if getattr(args, "env_url", None) else spec
 
 
 @contextlib.asynccontextmanager
@@ -115,6 +116,54 @@ class WebdevWorker:
 
 
 @contextlib.asynccontextmanager
+async def remote_runner(spec: dict[str, Any], url: str) -> AsyncIterator[Callable[[CompositeTask], Awaitable[TaskRun]]]:
+    """`run(task)` with the policy here and the session (env, gate, user, acceptance) served at `url`
+    (`aesenv serve`: its `AesWebdevBench-v0`); the record is the server's."""
+    from aesenv.remote import AsyncRemoteEnv
+    from aesenv.serve.webdev import WEBDEV_ENV_ID
+    from aesenv.trajectory import Trajectory
+    from aesenv.webdev.session import project_task
+
+    async with opened_policy(spec["policy"]) as agent:
+        async def run_one(task: CompositeTask) -> TaskRun:
+            env = AsyncRemoteEnv(url, WEBDEV_ENV_ID)
+            trajectory = Trajectory(env_id=WEBDEV_ENV_ID, task=project_task(task).model_dump(mode="json"),
+                                    policy=agent.name, first_turn=[])
+            record = WebdevRecord(task_id=task.id, title=task.title, start=task.start, policy=agent.name,
+                                  user=spec["user"], end="infra_error", status="infra_error")
+            try:
+                messages, _ = await env.reset(task.id)
+                trajectory.first_turn, conversation = messages, list(messages)
+                while True:
+                    t = time.perf_counter()
+                    try:
+                        action = await agent.act(conversation, env.tools)
+                    except Exception as exc:  # noqa: BLE001 - the agent failing ends its task, not the run
+                        record = record.model_copy(update={"status": "policy_error", "end": "agent_error",
+                                                           "error": f"{type(exc).__name__}: {exc}"})
+                        break
+                    agent_ms, t = (time.perf_counter() - t) * 1000, time.perf_counter()
+                    observation, reward, terminated, truncated, info = await env.step(action)
+                    conversation += [action, *observation]
+                    trajectory.record_step(action, list(observation), None, terminated, truncated, info,
+                                           agent_ms=agent_ms, env_ms=(time.perf_counter() - t) * 1000)
+                    if terminated or truncated:
+                        if info.get("webdev_record"):
+                            record = WebdevRecord.model_validate(info["webdev_record"])
+                        else:
+                            record = record.model_copy(update={"error": info.get("error", "no record")})
+                        break
+            except Exception as exc:  # noqa: BLE001 - the server or the connection: ours, this task only
+                record = record.model_copy(update={"error": f"{type(exc).__name__}: {exc}"})
+            finally:
+                await env.close()
+            trajectory.end = record.end
+            return TaskRun(record, trajectory, {})
+
+        yield run_one
+
+
+@contextlib.asynccontextmanager
 async def task_runner(spec: dict[str, Any], ray: str | None, actors: int) -> AsyncIterator[Callable]:
     """`run(task)` here, or with `ray` ("local" or a cluster address) on a pool of `actors`
     `WebdevWorker`s: a task whose actor dies runs again on a replacement, and its record is
@@ -142,7 +191,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     pipelines = args.ray_actors if args.ray is not None else 1
     slots, lock = asyncio.Semaphore(args.concurrency * pipelines), asyncio.Lock()
     try:
-        async with task_runner(spec, args.ray, args.ray_actors) as run_one:
+        if args.env_url and args.ray is not None:
+            raise ValueError("--env-url and --ray both say where tasks run: give one")
+        runner = remote_runner(spec, args.env_url) if args.env_url else task_runner(spec, args.ray, args.ray_actors)
+        async with runner as run_one:
             async def one(task: CompositeTask) -> None:
                 async with slots:
                     result = await run_one(task)
@@ -233,6 +285,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seconds-per-requirement", type=float, default=SECONDS_PER_REQUIREMENT,
                    help="the task's wall-time budget per requirement, gate included (default %(default)s)")
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--env-url", help="run the sessions on the server there (`aesenv serve`, the serving image): "
+                                     "its simulated user and grader (offline), this policy")
     p.add_argument("--out", required=True)
     return p
 

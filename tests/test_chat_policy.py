@@ -135,7 +135,7 @@ def _tiny_model(directory) -> str:
     core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=core, unk_token="<unk>", eos_token="<eos>")
     tokenizer.save_pretrained(directory)
-    config = GPT2Config(vocab_size=len(words), n_positions=256, n_embd=16, n_layer=1, n_head=2)
+    config = GPT2Config(vocab_size=len(words), n_positions=2048, n_embd=16, n_layer=1, n_head=2)
     GPT2LMHeadModel(config).save_pretrained(directory)
     return str(directory)
 

@@ -37,6 +37,7 @@ HIDDEN = {
     "transparent colour": f'<p style="color:transparent">{WORDS}</p>',
     "nearly transparent colour": f'<p style="color:rgba(0,0,0,0.05)">{WORDS}</p>',
     "background colour": f'<p style="color:#fff">{WORDS}</p>',
+    "a near twin of the background colour": f'<div style="background:#fff8f0"><p style="color:#f4f8ff">{WORDS}</p></div>',
     "translucent card, same colour": f'<div style="background:rgba(0,0,255,0.1)"><p style="color:#e5e5ff">{WORDS}</p></div>',
     "one-pixel font": f'<p style="font-size:1px;line-height:1px">{WORDS}</p>',
     "scaled to nothing": f'<p style="transform:scale(0.01);transform-origin:0 0">{WORDS}</p>',
@@ -69,6 +70,9 @@ SHOWN = {
     "inline parts": "<p>Sourdough <b>loaf</b> six <i>dollars</i></p>",
     "text over a photo": f'<div style="background:linear-gradient(#345,#987);padding:20px"><p style="color:#fff">{WORDS}</p></div>',
     "half opacity": f'<p style="opacity:0.5">{WORDS}</p>',
+    "red on green (as light as each other)": f'<div style="background:#00a000"><p style="color:#f00">{WORDS}</p></div>',
+    "on a face of a 3D cube": f'<div style="perspective:600px"><div style="transform-style:preserve-3d;width:400px;margin:40px;transform:rotateY(20deg)">'
+                             f'<p style="width:400px;background:#234;color:#fff;backface-visibility:hidden">{WORDS}</p></div></div>',
 }
 
 

@@ -130,9 +130,14 @@ class SegmentSample(AgentLoopOutput):
 @register(AGENT_NAME)
 class AesRefineAgentLoop(AgentLoopBase):
     def __init__(self, *args: Any, context: dict[str, Any] | None = None, max_samples: int = MAX_SAMPLES,
-                 budget: dict[str, Any] | None = None, rollout_window: int | None = None, **kwargs: Any) -> None:
+                 budget: dict[str, Any] | None = None, rollout_window: int | None = None,
+                 env_url: str | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.env_url = env_url  # run the episodes in envs served there (`aesenv serve`), scored by its pipeline
         self.budget = RefineBudget(**dict(budget)) if budget else None  # else the env's own
+        if self.budget is not None and env_url:
+            log.warning("%s: budget %s is not sent to the served env at %s; its own budget applies",
+                        AGENT_NAME, self.budget, env_url)
         self.response_length = self.rollout_config.response_length  # a sample's cap (its most recent tokens)
         # How far one context's response may grow while the policy works in it (WebCoder: 116,736
         # tokens, above its 65,536-token sample cap); by default the sample cap.
@@ -147,10 +152,13 @@ class AesRefineAgentLoop(AgentLoopBase):
                              f"window ({self.window} tokens): the note has to fit after it")
 
     async def make_env(self, env_id: str, task: Task) -> AsyncRefineEnv:
-        pipeline: RewardPipeline = await shared_pipeline(self.pipeline_config)
         if mode_of(env_id)[1] != "refine":
             raise ValueError(f"{env_id} is not a refine env; the {AGENT_NAME} loop drives refine envs")
-        return make_core(env_id, [task], pipeline=pipeline, **({"budget": self.budget} if self.budget else {}))
+        if getattr(self, "env_url", None):
+            return make_core(env_id, [task], remote=self.env_url)
+        pipeline: RewardPipeline = await shared_pipeline(self.pipeline_config)
+        budget = getattr(self, "budget", None)
+        return make_core(env_id, [task], pipeline=pipeline, **({"budget": budget} if budget else {}))
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput | list[AgentLoopOutput]:
         extra_info = kwargs["extra_info"]

@@ -117,6 +117,17 @@ class KindEnv(gym.Env):
     core_class: ClassVar[type[AsyncKindEnv]]
     default_step_timeout_s: ClassVar[float] = 180.0
 
+    def __new__(cls, *args: Any, remote: str | None = None, **kwargs: Any):
+        """`gym.make(env_id, remote="http://host:port")`: the same env served elsewhere
+        (`aesenv serve`), through `aesenv.remote.RemoteEnv`."""
+        if remote is None:
+            return super().__new__(cls)
+        from aesenv.remote import RemoteEnv
+
+        kind = KINDS[kwargs["kind"]]
+        options = {k: kwargs[k] for k in ("token", "render_mode", "step_timeout_s") if kwargs.get(k) is not None}
+        return RemoteEnv(remote, kind.env_id(cls.core_class.mode), **options)
+
     def __init__(self, tasks: TaskSource | None = None, *, kind: str, config: PipelineConfig | dict | None = None,
                  sandbox: str | None = None, render_mode: str | None = None, step_timeout_s: float | None = None,
                  **core_options: Any) -> None:

@@ -65,7 +65,8 @@
 
   // Properties of form controls and other element types, by interface (`prop(el, "form")`).
   const TYPED = ["HTMLInputElement", "HTMLButtonElement", "HTMLSelectElement", "HTMLTextAreaElement", "HTMLLabelElement",
-    "HTMLOutputElement", "HTMLFieldSetElement", "HTMLObjectElement", "HTMLImageElement", "HTMLAnchorElement"];
+    "HTMLOutputElement", "HTMLFieldSetElement", "HTMLObjectElement", "HTMLImageElement", "HTMLAnchorElement",
+    "HTMLOptionElement"];
   const PROPS = ["type", "value", "form", "control", "checked", "options", "selectedIndex", "complete", "naturalWidth", "href", "size"];
   const typed = {};
   for (const name of PROPS) {

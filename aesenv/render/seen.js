@@ -23,7 +23,8 @@
     opacity: 0.1,       // effective opacity below this is not seen
     textAlpha: 0.15,    // text ink (colour alpha × opacity) below this is not seen
     linePx: 6,          // a line of text shorter than this (after transforms) is not legible
-    contrast: 1.25,     // text this close to its background colour is not distinguishable
+    contrast: 1.25,     // text this close to its background in lightness...
+    hue: 60,            // ...and within this of it on every channel is not distinguishable
     shownShare: 0.5,    // share of a text's line boxes that must survive the clips
     coverOpacity: 0.9,  // an element over the text at least this opaque hides it
   };
@@ -241,6 +242,16 @@
       return transparent(own) ? null : own;
     }, (own, up) => own || up || null, el) || "rgb(255, 255, 255)";
 
+    // In a 3D-transformed scene the browser's hit order is not its paint order (back faces,
+    // depth): there only the pixels say what is covered.
+    const inThreeD = (el) => {
+      for (let node = el, depth = 0; node && depth < 30; node = N.parent(node), depth++) {
+        const s = css(node);
+        if (s("transform-style") === "preserve-3d" || s("backface-visibility") === "hidden") return true;
+      }
+      return false;
+    };
+
     const paintsOpaque = (el) => {
       if (opacity(el).o < LIMITS.coverOpacity) return false;
       if (OPAQUE_TAGS.has(N.tag(el))) return true;
@@ -301,7 +312,9 @@
       if (!paint.clipped && paint.colour) {
         const behind = background(el);
         const bg = behind === "image" ? null : rgba(behind);
-        if (bg && contrast(blend(paint.colour, paint.alpha * o.o, bg), bg) < LIMITS.contrast) {
+        const fg = bg && blend(paint.colour, paint.alpha * o.o, bg);
+        // Indistinct: close in lightness *and* in hue (red on green is ugly, not invisible).
+        if (bg && contrast(fg, bg) < LIMITS.contrast && N.math.max(...[0, 1, 2].map((i) => N.math.abs(fg[i] - bg[i]))) < LIMITS.hue) {
           return { shown: false, why: "same colour as its background" };
         }
       }
@@ -310,7 +323,8 @@
       const cx = (biggest.x0 + biggest.x1) / 2 - view.scrollX, cy = (biggest.y0 + biggest.y1) / 2 - view.scrollY;
       if (cx >= 0 && cy >= 0 && cx < view.width && cy < view.height && s("pointer-events") !== "none") {
         const top = N.elementFromPoint(doc, cx, cy);
-        if (top && top !== el && !N.contains(el, top) && !N.contains(top, el) && paintsOpaque(top)) {
+        if (top && top !== el && !N.contains(el, top) && !N.contains(top, el) && paintsOpaque(top)
+            && !inThreeD(top) && !inThreeD(el)) {
           return { shown: false, why: "covered" };
         }
       }
@@ -403,6 +417,11 @@
       }
       if (s("box-shadow") && s("box-shadow") !== "none") return "style";
       if (s("outline-style") !== "none" && (num(s("outline-width")) || 0) > 0) return "style";
+      // Generated content (an icon font's glyph, a bullet, a badge): the pixels must show it.
+      for (const pseudo of ["::before", "::after"]) {
+        const content = N.style(el, pseudo)("content");
+        if (content && content !== "none" && content !== "normal" && content !== '""') return "replaced";
+      }
       return "";
     };
 
