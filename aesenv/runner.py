@@ -13,6 +13,7 @@ workspace is scored; each episode's trajectory and timeline go to `episodes/<tas
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import json
 import statistics
@@ -27,7 +28,9 @@ from tqdm import tqdm
 
 from aesenv.envs.refine import AsyncRefineEnv
 from aesenv.jsonl import dumps
-from aesenv.llm.client import Usage
+from aesenv.kinds import kind_of
+from aesenv.llm.client import Usage, image_part
+from aesenv.plots.vlm import decode_reference
 from aesenv.rewards import PipelineConfig, RewardPipeline, RewardRecord
 from aesenv.rewards.pipeline import Scored
 from aesenv.rewards.service import RayScorer, scorer
@@ -85,7 +88,53 @@ def claim_run(out: Path, identity: dict[str, Any], tasks: list[Any],
 
 
 async def _answer_once(task: Task, policy: Policy, pipeline: RewardPipeline | RayScorer, _: Path) -> Scored:
-    return await pipeline.score(task, await policy.generate(task))
+    return await pipeline.score(task, await answer_with_reference(task, policy, pipeline))
+
+
+async def answer_with_reference(task: Task, policy: Policy, pipeline: RewardPipeline | RayScorer) -> str:
+    """The policy's single-turn answer. A task whose kind shows its reference (AesCode's
+    artboards) is asked with the reference picture beside the request, through the policy's
+    chat turn (`act`), as a VL policy is trained; a policy without one answers the text."""
+    kind = kind_of(task)
+    act = getattr(policy, "act", None)
+    if act is None or not (kind.shows_reference and (task.reference_image or task.reference_html)):
+        return await policy.generate(task)
+    png = await reference_picture(task, pipeline)
+    if png is None:
+        return await policy.generate(task)
+    caption = f"\n\n{kind.reference_caption}" if kind.reference_caption else ""
+    reply = await act([{"role": "user", "content": [{"type": "text", "text": kind.request(task) + caption},
+                                                    image_part(png)]}])
+    return reply.get("content") or ""
+
+
+async def reference_picture(task: Task, pipeline: Any) -> bytes | None:
+    """The reference picture beside a single-turn request: the kind's, rendered by our own bench;
+    with envs served elsewhere (`RemoteScorer`), the one the served env attaches to its first
+    prompt (the server renders it); a given `reference_image` as is when neither is at hand."""
+    bench = getattr(pipeline, "bench", None)
+    if bench is not None:
+        return (await kind_of(task).reference(bench, task))[0]
+    remote = getattr(pipeline, "remote_env", None)
+    if remote is not None:
+        env = remote(task)
+        try:
+            _, info = await env.reset(task)
+        finally:
+            await env.close()
+        return _first_image(info.get("messages") or [])
+    return decode_reference(task.reference_image) if task.reference_image else None
+
+
+def _first_image(messages: list[dict[str, Any]]) -> bytes | None:
+    """The first inline image of the last user message (an OpenAI `image_url` data: URL part)."""
+    user = next((m for m in reversed(messages) if m.get("role") == "user"), None)
+    content = user.get("content") if user else None
+    for part in content if isinstance(content, list) else []:
+        url = (part.get("image_url") or {}).get("url", "") if part.get("type") == "image_url" else ""
+        if url.startswith("data:") and ";base64," in url:
+            return base64.b64decode(url.split(",", 1)[1])
+    return None
 
 
 async def _refine_episode(task: Task, policy: Policy, pipeline: RewardPipeline, episodes: Path) -> Scored:

@@ -4,13 +4,15 @@ Each spec is one artboard task (poster, slide, dashboard, report page) with requ
 ECharts charts and/or HTML tables. From a spec this module builds the task row (what
 `builtin:aescode` ships) and six pages: the correct one and five broken variants, each breaking
 exactly one requirement the way a model gets it wrong, and only the channels that should see it
-fail (the requirement's own verifier; `vgr` too where a predicate binds what broke):
+fail (the requirement's own verifier, and AesCode's `table_chart` for a table or chart; `vgr`
+too where a predicate binds what broke):
 
     missing_text    a required string paraphrased (its last word dropped)     -> text, vgr
     overflow        a badge placed half past the canvas's right edge           -> boundary
-    static_chart    the first chart drawn as an SVG picture (inline or <img>)  -> chart, vgr
-    wrong_chart     one value of the first chart's first series changed        -> chart
-    wrong_cell      one body cell of the first table changed                   -> table
+    static_chart    the first chart kept only as an SVG picture of itself      -> chart, table_chart, vgr
+                    (inline or <img>; same text and marks, no live chart)
+    wrong_chart     one value of the first chart's first series off by one     -> chart, table_chart
+    wrong_cell      one body cell of the first table changed                   -> table, table_chart
     wrong_order     two steps of the process swapped                           -> vgr
     forbidden_logo  a logo the brief rules out, in the header's corner         -> vgr
     misaligned_row  one key-figure card dropped below its row                  -> vgr
@@ -37,9 +39,9 @@ ECHARTS_URL = "https://cdn.jsdelivr.net/npm/echarts@5/dist/echarts.min.js"
 
 # variant -> the channels it must fail (and no other)
 VARIANTS: dict[str, tuple[str, ...]] = {
-    "missing_text": ("text", "vgr"), "overflow": ("boundary",), "static_chart": ("chart", "vgr"),
-    "wrong_chart": ("chart",), "wrong_cell": ("table",), "wrong_order": ("vgr",), "forbidden_logo": ("vgr",),
-    "misaligned_row": ("vgr",)}
+    "missing_text": ("text", "vgr"), "overflow": ("boundary",), "static_chart": ("chart", "table_chart", "vgr"),
+    "wrong_chart": ("chart", "table_chart"), "wrong_cell": ("table", "table_chart"), "wrong_order": ("vgr",),
+    "forbidden_logo": ("vgr",), "misaligned_row": ("vgr",)}
 LOGO_SVG = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64"><circle cx="32" cy="32" r="30" '
             'fill="#444"/><path d="M18 40 L32 16 L46 40 Z" fill="#fff"/></svg>')
 
@@ -243,18 +245,19 @@ def _option(chart: Chart) -> dict:
             "series": [{"name": n, "type": chart.kind, "data": v} for n, v in chart.series.items()]}
 
 
-def _svg_picture(chart: Chart, accent: str) -> str:
-    """A chart drawn as a picture: bars and labels in SVG, no chart library."""
-    values = next(iter(chart.series.values()))
-    top = max(values) or 1
-    step = 400 / len(values)
-    bars = "".join(
-        f'<rect x="{20 + i * step:.0f}" y="{200 - 170 * v / top:.0f}" width="{step * 0.6:.0f}" '
-        f'height="{170 * v / top:.0f}" fill="{accent}"/>'
-        f'<text x="{20 + i * step:.0f}" y="220" font-size="12">{_esc(label)}</text>'
-        for i, (label, v) in enumerate(zip(chart.labels, values)))
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 440 230" width="100%" height="100%" '
-            f'preserveAspectRatio="xMidYMid meet">{bars}</svg>')
+def _picture_script(i: int, chart: Chart, alt: str, inline: bool) -> str:
+    """The chart drawn as a picture: ECharts draws it once with its SVG renderer, off the page, at
+    the container's size; the page keeps the drawing (inline, or as an <img> of it) and disposes
+    the chart. The picture shows what the live chart would, text and marks in the same places,
+    but no chart is left on the page: what it claims cannot be read or confirmed."""
+    place = ("box.innerHTML = svg;" if inline else
+             "const img = document.createElement('img'); img.alt = " + json.dumps(alt) + "; "
+             "img.src = 'data:image/svg+xml;base64,' + btoa(unescape(encodeURIComponent(svg))); box.appendChild(img);")
+    return (f"(function () {{ const box = document.getElementById('chart-{i}'); "
+            "const drawn = echarts.init(document.createElement('div'), null, "
+            "{renderer: 'svg', width: box.clientWidth, height: box.clientHeight}); "
+            f"drawn.setOption({json.dumps(_option(chart))}); const svg = drawn.renderToSVGString(); drawn.dispose(); "
+            f"{place} }})();")
 
 
 def _panel(title: str, body: str) -> str:
@@ -281,7 +284,9 @@ def page(spec: Spec, variant: str = "correct") -> str:
     if variant == "wrong_chart":
         first = charts[0]
         name, values = next(iter(first.series.items()))
-        changed = [values[0] * 2 + 1, *values[1:]]
+        # A typo-sized error: the chart is wrong, but it is drawn with the same text in the same
+        # places (a doubled slice would move a pie's labels, which an image-based layout rightly sees).
+        changed = [values[0] + 1, *values[1:]]
         charts[0] = Chart(first.kind, first.title, first.labels, {**first.series, name: changed})
     tables = list(spec.tables)
     if variant == "wrong_cell":
@@ -291,15 +296,10 @@ def page(spec: Spec, variant: str = "correct") -> str:
         tables[0] = Table(first_t.title, first_t.header, rows)
     panels, scripts = [], []
     for i, chart in enumerate(charts):
-        if variant == "static_chart" and i == 0:
-            svg = _svg_picture(chart, accent)
-            if spec.size[0] % 2 == 0:  # inline SVG on even widths, an <img> of it on odd ones
-                body = f'<div class="chart">{svg}</div>'
-            else:
-                data = base64.b64encode(svg.encode()).decode()
-                body = f'<div class="chart"><img alt="{_esc(chart.title)}" src="data:image/svg+xml;base64,{data}" /></div>'
+        body = f'<div class="chart" id="chart-{i}"></div>'
+        if variant == "static_chart" and i == 0:  # inline SVG on even widths, an <img> of it on odd ones
+            scripts.append(_picture_script(i, chart, chart.title, inline=spec.size[0] % 2 == 0))
         else:
-            body = f'<div class="chart" id="chart-{i}"></div>'
             scripts.append(f"echarts.init(document.getElementById('chart-{i}')).setOption({json.dumps(_option(chart))});")
         panels.append(_panel(chart.title, body))
     panels += [_panel(t.title, _table_html(t)) for t in tables]

@@ -23,12 +23,15 @@ from typing import Any
 
 from aesenv.rewards import PipelineConfig, RewardPipeline
 from aesenv.tasks import Task, load_tasks
-from aesenv.verifiers import AESCODE_CHANNELS
+from aesenv.verifiers import AESCODE_CHANNELS, AESCODE_EXTENDED_CHANNELS
 from benchmarks.aescode_suite import PAGES_DIR, VARIANTS
 
-# The deterministic channels (the checklist needs a VLM and is masked offline; the design graph
-# is evidence and never fails).
-CHANNELS = [c for c in AESCODE_CHANNELS if c not in ("checklist", "design_graph")]
+# The deterministic channels: AesCode's seven and ours beside them (lint as execution, chart and
+# table apart); the checklist needs a VLM and is masked offline, the design graph is evidence.
+CHANNELS = ["renderable", "execution", "text", "boundary", "table_chart", "chart", "table", "layout", "whitespace",
+            "vgr"]
+assert set(AESCODE_CHANNELS) <= set(CHANNELS) and set(AESCODE_EXTENDED_CHANNELS) - set(CHANNELS) == {
+    "checklist", "design_graph"}
 
 
 def pages_for(task: Task) -> dict[str, str]:
@@ -100,6 +103,7 @@ def render_table(table: dict[str, dict[str, str]], rows: list[dict[str, Any]]) -
 
 
 async def run(tasks: list[Task]) -> list[dict[str, Any]]:
+    # Layout as AesCode reads it (OCR of both images), the paper's default.
     config = PipelineConfig(channels=[*CHANNELS, "design_graph"], reward="aescode")
     async with RewardPipeline(config) as pipeline:
         return await score_pages(pipeline, tasks)

@@ -75,3 +75,21 @@ async def test_measure_runs_when_every_need_is_met():
     assert channel.measured and result.status is ChannelStatus.OK
     needs_nothing = Probe(frozenset())
     assert (await needs_nothing.score(Evidence(TASK, SCRIPT))).status is ChannelStatus.OK  # reads no artifact
+
+
+@pytest.mark.parametrize("status, png, expected, score", [
+    (RenderStatus.OK, b"\x89PNG", ChannelStatus.OK, 1.0),
+    (RenderStatus.OK, None, ChannelStatus.FAILED, 0.0),  # "rendered" with nothing captured is not rendered
+    (RenderStatus.CRASHED, None, ChannelStatus.FAILED, 0.0),
+    (RenderStatus.TIMEOUT, None, ChannelStatus.FAILED, 0.0),
+    (RenderStatus.INFRA_ERROR, None, ChannelStatus.INFRA_ERROR, None),  # ours: masked, never a 0
+])
+async def test_renderable_is_s_exec_by_the_contract(status, png, expected, score):
+    """AesCode's s_exec (`renderable`) on the contract: the page's own crash or hang fails it, our
+    failure masks it, and only a captured rendering passes; the markup's lint plays no part."""
+    from aesenv.verifiers.channels import RenderableChannel
+
+    shot = Rendering(status=status, error="" if status is RenderStatus.OK else "here", full_page_png=png)
+    lint_failing = Artifact(kind=ArtifactKind.HTML, code="<div><p>unclosed <b>tags")
+    result = await RenderableChannel().score(Evidence(TASK, lint_failing, shot))
+    assert result.status is expected and result.score == score

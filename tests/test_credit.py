@@ -59,11 +59,14 @@ def test_bad_shapes_are_errors():
         segment_offsets([0.1, 0.2], [1, -2])
 
 
-def test_selection_keeps_first_last_and_the_largest_changes():
+def test_selection_keeps_first_last_and_the_largest_increases():
     phi = [0.0, 0.1, 0.1, 0.9, 0.9, 0.2, 0.25, 0.3, 0.3, 0.5]
-    # interior |ΔΦ|: 1: 0.1, 3: 0.8, 5: 0.7, 6: 0.05, 7: ~0.05, others 0
-    assert select_paths(phi) == [0, 1, 3, 5, 6, 9]
+    # interior ΔΦ: 1: +0.1, 3: +0.8, 5: −0.7 (the largest change, but a regression), 6: +0.05,
+    # 7: +0.05, others 0. WebCoder keeps the largest increases: 5 is left out.
+    assert select_paths(phi) == [0, 1, 3, 6, 7, 9]
     assert select_paths(phi[:5]) == [0, 1, 2, 3, 4]
+    falling = [1.0, 0.2, 0.9, 0.1, 0.8, 0.0, 0.7, 0.6]  # ΔΦ: 1: −0.8, 2: +0.7, 3: −0.8, 4: +0.7, 5: −0.8, 6: +0.7
+    assert select_paths(falling, 5) == [0, 2, 4, 6, 7]
 
 
 def test_selection_is_evenly_spaced_when_potentials_are_missing():
@@ -176,13 +179,14 @@ def test_a_recorded_trajectory_reads_back_as_training_would_weigh_it():
     expected = segment_offsets(starting_potentials(0.0, [0.2, 0.2, 0.9, 0.9]), [s["tokens"] for s in segments])
     assert [s["offset"] for s in segments] == pytest.approx(expected, abs=1e-6)
     assert segments[0]["offset"] > segments[3]["offset"]  # the last segment's own change is not shaped
-    dropped = trajectory_segments(_recorded([0.1, 0.2, 0.9, 0.3, 0.3, 0.4, 0.5, 0.5]), max_samples=4)
-    assert [s["segment"] for s in dropped if s["retained"]] == [0, 2, 3, 7]  # the two largest changes inside
+    dropped = trajectory_segments(_recorded([0.1, 0.2, 0.9, 0.35, 0.35, 0.5, 0.55, 0.55]), max_samples=4)
+    # interior ΔΦ: +0.1, +0.7, −0.55, 0, +0.15, +0.05: the two largest increases, not the fall at 3
+    assert [s["segment"] for s in dropped if s["retained"]] == [0, 2, 5, 7]
     assert starting_potentials(0.0, [0.5, 0.7]) == [0.0, 0.5]
     handed_over = trajectory_segments({**_recorded([0.6, 0.6, 0.9]), "start_potential": 0.6})
     assert handed_over[0]["offset"] < handed_over[1]["offset"]  # looking at what was there earns nothing
     unknown = trajectory_segments({**_recorded([0.6, 0.9]), "start_potential": None})
-    assert [s["offset"] for s in unknown] == [None, None]  # edited before looking: broadcast
+    assert [s["offset"] for s in unknown] == [None, None]  # the start's look failed on our side: broadcast
 
 
 def test_the_credit_command_prints_each_segment(tmp_path, capsys):
@@ -195,3 +199,4 @@ def test_the_credit_command_prints_each_segment(tmp_path, capsys):
     main([str(path)])
     out = capsys.readouterr().out
     assert "segment 0: turns [1, 2], Φ 0.200" in out and "segment 1: turns [3, 4], Φ 0.900" in out and "δ +" in out
+    assert "2 of 2 segments retained, 0 broadcast" in out

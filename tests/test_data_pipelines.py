@@ -11,7 +11,7 @@ import re
 import pytest
 
 from aesenv.cli import main as cli
-from aesenv.data.web import PAPER_KEYWORDS, select_by_clustering
+from aesenv.data.web import PAPER_KEYWORDS, paper_target, select_by_clustering
 from aesenv.tasks import load_tasks
 from train import data as train_data
 
@@ -50,7 +50,7 @@ def test_the_web_pipeline_builds_resumes_and_feeds_training_data(openai_server, 
     out = tmp_path / "data"
     args = ["data", "web", "--out", str(out), "--model", "writer", "--base-url", openai_server.url,
             "--teacher", "teacher-a", "--teacher", "teacher-b", "--scale", "0.0002", "--per-keyword", "3",
-            "--target", "10"]
+            "--target", "10", "--judge", "offline", "--require-lint"]
     assert cli(args) == 0
     summary = json.loads((out / "summary.json").read_text())
     counts = summary["counts"]
@@ -71,6 +71,18 @@ def test_the_web_pipeline_builds_resumes_and_feeds_training_data(openai_server, 
     sent = len(openai_server.completions)
     assert cli(args) == 0  # a rerun resumes: every stage is done, nothing is asked again
     assert len(openai_server.completions) == sent
+
+
+def test_kmeans_keeps_the_papers_share_by_default():
+    assert paper_target(380_000) == 200_000  # AesCoder: 200K of 380K instructions
+    assert paper_target(19 * 20) == 200 and paper_target(1) == 1
+
+
+def test_clustering_takes_embeddings_from_an_endpoint_when_given():
+    rows = [{"id": str(i), "prompt": f"p{i}"} for i in range(6)]
+    vectors = [[1, 0], [0.99, 0.01], [0, 1], [0.01, 0.99], [-1, 0], [-0.99, -0.02]]  # three tight pairs
+    kept = select_by_clustering(rows, 3, seed=0, vectors=vectors)
+    assert len(kept) == 3 and len({int(r["id"]) // 2 for r in kept}) == 3  # one of each pair
 
 
 def test_clustering_collapses_near_duplicates_with_the_real_embedding_model():

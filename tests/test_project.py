@@ -181,7 +181,8 @@ async def test_workspace_tools_on_an_existing_project():
     try:
         messages, info = await env.reset(task="project-fix-anchors")
         assert "webshot" in info["tools"] and info["ledger"] == {} and "list_files" in messages[0]["content"]
-        assert info["start_potential"] is None  # a handed-over project: worth what a look will show
+        # A handed-over project is looked at once at reset: its Φ is known before the first action.
+        assert info["start_potential"] is not None and 0 < info["start_potential"] < 1
         listing, *_ = await env.step({"name": "list_files", "arguments": {}})
         assert "src/components/Services.jsx" in listing[0]["content"] and "node_modules" not in listing[0]["content"]
         found, *_ = await env.step({"name": "search_files", "arguments": {"pattern": "service-list"}})
@@ -520,3 +521,57 @@ async def test_a_server_a_command_starts_does_not_outlive_it(project_pipeline):
              ".on('error', (e) => console.log('gone', e.code))\"")
     obs, *_ = await env.step({"name": "run", "arguments": {"command": probe}})
     assert "gone" in obs[0]["content"] and "alive" not in obs[0]["content"]
+
+
+class _EditsBeforeLooking(ProjectRepairPolicy):
+    """The repair agent, but its first action changes the project before any webshot."""
+
+    name = "edits-first"
+
+    async def act(self, messages: list[dict], tools: list[dict] | None = None) -> dict:
+        from aesenv.context import asks_for_summary
+        from policies.project_repair import _call, _history
+
+        names, _ = _history(messages) if not asks_for_summary(messages) else ([None], [])
+        if not getattr(self, "wrote", False):
+            self.wrote = True
+            return _call(1, "write_file", path="src/Notes.jsx", content="export const NOTES = 'written first'\n")
+        if names == ["write_file"]:
+            return _call(2, "webshot")
+        return await super().act(messages, tools)
+
+
+@pytest.mark.slow
+async def test_an_episode_that_edits_before_looking_still_gets_segment_offsets(project_pipeline, tmp_path, capsys):
+    """The start potential is measured at reset (not left unknown because the first action was an
+    edit), once per distinct start however many episodes reset to it, and `python -m
+    train.credit` on the recorded, compacted episode prints an offset for every segment."""
+    from aesenv.context import ContextConfig
+    from aesenv.envs.refine import StartPotentials
+    from aesenv.trajectory import write_trajectory
+    from train.credit import main as credit
+
+    task = BY_ID["project-fix-anchors"]
+    env = make_core("AesWebProject-v0", [task], pipeline=project_pipeline)
+    StartPotentials._by_pipeline.pop(project_pipeline, None)  # earlier tests reset to this start: a fresh cache
+    cache = StartPotentials.of(project_pipeline)
+    looks = cache.looks
+    _, info = await env.reset(task=task.id)
+    start = info["start_potential"]
+    assert start is not None and 0 < start < 1  # one link of the handed-over project is broken
+    assert cache.looks == looks + 1
+    trajectory = await run_episode(env, _EditsBeforeLooking(), task=task.id,
+                                   context=ContextConfig(compact_at_tokens=2500, fold_after=2))
+    await env.close()
+    assert cache.looks == looks + 1  # the second reset to the same start took no new look
+    assert trajectory.steps[0].tool_results[0]["name"] == "write_file"  # it edited before looking
+    assert trajectory.start_potential == start and len(trajectory.compactions) >= 1
+    assert trajectory.reward > 0.7  # the anchor was repaired
+    write_trajectory(trajectory, tmp_path)
+    credit([str(tmp_path / "trajectory.json")])
+    out = capsys.readouterr().out
+    segments = [line for line in out.splitlines() if line.strip().startswith("segment ")]
+    assert len(segments) == len(trajectory.compactions) + 1 >= 2
+    assert all("δ +" in line or "δ -" in line for line in segments), out
+    assert f"{len(segments)} of {len(segments)} segments retained, 0 broadcast" in out
+    print(out)

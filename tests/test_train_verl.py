@@ -83,7 +83,8 @@ def test_shipped_config_composes_and_passes_verl_validation(name, tiny_model, tm
     actor = cfg.actor_rollout_ref.actor
     lr, clip, batch = PAPER_SETTINGS.get(name, (3e-6, 0.5, 64))
     assert (actor.optim.lr, actor.clip_ratio_low, actor.clip_ratio_high, actor.kl_loss_coef) == (lr, clip, clip, 0.001)
-    assert actor.use_kl_loss and cfg.actor_rollout_ref.rollout.n == 8 and cfg.data.train_batch_size == batch
+    assert actor.use_kl_loss is (name != "grpo_webcoder_project")  # WebCoder's objective has no KL term
+    assert cfg.actor_rollout_ref.rollout.n == 8 and cfg.data.train_batch_size == batch
     assert cfg.reward.custom_reward_function.path == "pkg://train.reward"
     assert cfg.algorithm.adv_estimator in ("aes_grpo", "gdpo", "aes_segment_grpo")
     if cfg.algorithm.adv_estimator == "gdpo":
@@ -104,7 +105,8 @@ def test_shipped_config_composes_and_passes_verl_validation(name, tiny_model, tm
         loops = OmegaConf.load(CONFIG_DIR.parents[1] / cfg.actor_rollout_ref.rollout.agent.agent_loop_config_path)
         loop = next(entry for entry in loops if entry.name == AGENT_NAME)
         assert loop._target_ == "train.agent_loop.AesRefineAgentLoop" and loop.max_samples == 6
-        assert ContextConfig(**loop.context).compact_at_tokens < cfg.data.max_response_length
+        assert ContextConfig(**loop.context).compact_at_tokens < loop.rollout_window
+        assert loop.rollout_window >= cfg.data.max_response_length  # samples are cut from the window
 
 
 def test_the_project_launch_script_composes_through_main_ppo(tmp_path):
@@ -444,6 +446,10 @@ async def test_refine_agent_loop_drives_a_project_episode(tiny_model):
     potentials = list(out.non_tensor_batch["potentials"][0])
     assert len(potentials) == 3 and 0 < potentials[1] < 1 and potentials[2] == potentials[1]
     assert out.non_tensor_batch["episode_end"][0] == "submit"
+    # veRL's per-sample metrics name the project's channels, not the web kind's as infra failures.
+    assert out.non_tensor_batch["aes_project_gate"][0] == 1.0 and 0 < out.non_tensor_batch["aes_project_det"][0] < 1
+    assert out.non_tensor_batch["aes_project_vlm_infra"][0] == 0.0
+    assert out.non_tensor_batch["aes_static_infra"][0] == 0.0 and out.non_tensor_batch["aes_static_applicable"][0] == 0.0
 
 
 class BrokenRefineEnv(FakeRefineEnv):

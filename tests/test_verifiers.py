@@ -17,7 +17,9 @@ from aesenv.tasks import Canvas, ChartData, TableData, Task, TextExact, load_tas
 from aesenv.verifiers import requirement_potential
 from aesenv.verifiers.channels import BoundaryChannel, TextChannel
 from aesenv.verifiers.checks import check_boundary, check_charts, check_tables, check_text
-from aesenv.verifiers.reference import OCCUPANCY_BAND, LayoutChannel, WhitespaceChannel, match_blocks, occupancy
+from aesenv.verifiers.ocr import TextBlock
+from aesenv.verifiers.reference import (OCCUPANCY_BAND, LayoutChannel, WhitespaceChannel, _layout, match_blocks,
+                                         occupancy, ocr_lines)
 from benchmarks import aescode_suite
 from benchmarks.verifier_matrix import CHANNELS, matrix, pages_for, score_pages
 
@@ -104,6 +106,28 @@ def test_layout_pairs_blocks_by_text_then_by_similar_text():
     assert match_blocks([element(0, 0, 10, 10, "Quarterly")], [element(0, 0, 10, 10, "Zebra")])[0][1] is None
 
 
+def test_ocr_pieces_of_one_line_are_one_block_on_both_sides():
+    """A detector that cuts a headline in two on one image must not move or lose it: pieces a word
+    space apart on one line join; separate columns, lines and labels stay apart."""
+    split = [TextBlock("Harbour City", 40, 40, 411, 62), TextBlock("Marathon", 457, 49, 304, 46),
+             TextBlock("Runners", 55, 165, 64, 20), TextBlock("18,000", 54, 182, 99, 30),
+             TextBlock("Start", 393, 165, 42, 21), TextBlock("0k", 185, 1230, 17, 17), TextBlock("10k", 362, 1228, 26, 20)]
+    lines = ocr_lines(split)
+    assert [b.text for b in lines] == ["Harbour City Marathon", "Runners", "18,000", "Start", "0k", "10k"]  # as read
+    assert (lines[0].x, lines[0].y, lines[0].w, lines[0].h) == (40, 40, 721, 62)
+    whole = [TextBlock("Harbour City Marathon", 40, 44, 724, 59)]
+    check = _layout(whole, (1080, 1350), lines, (1080, 1350), "ocr")
+    assert check.score == 1.0 and not check.payload["missing"]
+    unjoined = _layout(whole, (1080, 1350), split, (1080, 1350), "ocr")  # the pieces as read: the headline moved
+    assert unjoined.score < 1.0 and unjoined.payload["moved"]
+    # Word spaces OCR drops do not decide which block is which (by similarity, "Collect your metal"
+    # would be taken for the line read without its spaces).
+    page = [TextBlock("Collect your metal", 300, 0, 100, 20), TextBlock("Collectyourmedal", 0, 0, 100, 20)]
+    spaced = _layout([TextBlock("Collect your medal", 0, 0, 100, 20)], (800, 600), page, (800, 600), "ocr")
+    assert spaced.score == 1.0
+    assert _layout([TextBlock("Collect your medal", 0, 0, 100, 20)], (800, 600), page, (800, 600), "dom").score == 0
+
+
 def test_occupancy_sees_ink_where_it_is():
     grid = occupancy(png_with_box(box=(0, 0, 400, 300)), 800, 600, 2)
     assert grid.tolist() == [[1.0, 0.0], [0.0, 0.0]]
@@ -169,10 +193,13 @@ def test_rule_visual_overall_leave_out_what_does_not_count():
     channels = {"text": result(1.0), "boundary": result(0.5), "chart": ChannelResult.not_applicable("none"),
                 "table": ChannelResult.infra_error("boom"), "whitespace": result(0.0),
                 "checklist": result(0.5, {"content": 1.0, "layout": 0.0, "style": 0.5})}
-    assert aescode_scores(channels) == {"rule": 0.5, "visual": 0.5, "overall": 0.5}
+    # AesCode's Visual is VGR alone: without it there is none, whatever the checklist says.
+    assert aescode_scores(channels) == {"rule": 0.5, "visual": None, "overall": 0.5}
+    assert aescode_scores(channels, checklist_in_visual=True) == {"rule": 0.5, "visual": 0.5, "overall": 0.5}
     assert AGGREGATORS["aescode"](channels) == 0.5
     with_vgr = {**channels, "execution": result(1.0), "vgr": result(0.9), "design_graph": result(0.2)}
-    assert aescode_scores(with_vgr) == {"rule": 0.625, "visual": 0.6, "overall": 0.6125}
+    assert aescode_scores(with_vgr) == {"rule": 0.625, "visual": 0.9, "overall": 0.7625}
+    assert aescode_scores(with_vgr, checklist_in_visual=True) == {"rule": 0.625, "visual": 0.6, "overall": 0.6125}
     no_judge = {"text": result(1.0), "checklist": ChannelResult.not_applicable("offline")}
     assert aescode_scores(no_judge) == {"rule": 1.0, "visual": None, "overall": 1.0}
     assert aescode_scores({"static": result(1.0)}) is None

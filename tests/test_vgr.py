@@ -17,7 +17,11 @@ from aesenv.rewards.aggregate import aescode_scores
 from aesenv.tasks import Task, load_tasks
 from aesenv.tasks.design import DesignTarget, NodeType, TestOp
 from aesenv.verifiers.graph import DesignGraph, parse_design_graph, read_page
-from aesenv.verifiers.vgr import TESTS, VgrChannel, implied_target
+from aesenv.verifiers.vgr import TESTS, VgrChannel, VgrOptions, implied_target
+
+# These tests cover our two VGR variants too (text-presence predicates, a judge shown the reference
+# image); AesCode's own behaviour (both off) is pinned in tests/test_reproduction.py.
+VARIANTS = {"text_presence": True, "show_reference": True}
 from aesenv.channels.base import Evidence
 from aesenv.artifact import extract_artifact
 from benchmarks.verifier_matrix import pages_for
@@ -93,7 +97,8 @@ def test_a_target_refuses_predicates_on_undeclared_nodes_and_a_declared_canvas()
 
 @pytest.fixture(scope="module")
 async def vgr_pipeline(vendored):
-    pipeline = RewardPipeline(PipelineConfig(channels=["text", "vgr", "design_graph"], reward="aescode"),
+    pipeline = RewardPipeline(PipelineConfig(channels=["text", "vgr", "design_graph"], reward="aescode",
+                                             channel_options={"vgr": VARIANTS}),
                               renderer=vendored)
     yield pipeline
     await pipeline.linter.close()
@@ -149,7 +154,7 @@ async def vlm_channel(openai_server, monkeypatch, vendored):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-vgr-test-000000")
     client = ChatClient(ClientConfig(model="test-vlm", base_url=openai_server.url, backoff_s=0.01,
                                      timeout_s=5.0, retries=1, cache_dir=None))
-    yield VgrChannel(vendored, Judge(client))
+    yield VgrChannel(vendored, Judge(client), VARIANTS)
     await client.close()
 
 
@@ -161,7 +166,7 @@ async def citing(channel, renderer, task: Task, html: str) -> dict[str, list[flo
     await channel.prepare(task)
     size = (task.canvas.width, task.canvas.height)
     reference = channel.reference(task) if task.reference_html else None
-    target = implied_target(task, reference)
+    target = implied_target(task, reference, VgrOptions(**VARIANTS))
     bindings = bind_all(await graph_of(renderer, html, size), target)
     boxes = {}
     for p in target.predicates:
@@ -192,7 +197,7 @@ async def test_with_a_vlm_every_predicate_is_asked_in_one_call_and_an_uncited_an
     result = await score_live(vlm_channel, vendored, task, pages_for(task)["correct"])
     assert len(openai_server.completions) == 1
     request = openai_server.completions[0]
-    own = [p.id for p in implied_target(task).predicates]
+    own = [p.id for p in implied_target(task, options=VgrOptions(**VARIANTS)).predicates]
     assert len(request.images) == 1 and all(f"{i}: " in request.text for i in own)
     assert "[about: the heading \u201cHarbour City Marathon\u201d]" in request.text
     rows = {p["id"]: p for p in result.payload["predicates"]}
@@ -240,7 +245,7 @@ async def test_a_reference_image_reaches_the_vlm_with_fixed_placement_questions(
                 reference_image="data:image/png;base64," + base64.b64encode(buf.getvalue()).decode(),
                 requirements=[{"type": "text_exact", "text": "Open Day"}, {"type": "text_exact", "text": "Saturday 10:00"}])
     html = "<html><body><h1>Open Day</h1><p>Saturday 10:00</p></body></html>"
-    ids = [p.id for p in implied_target(task).predicates]
+    ids = [p.id for p in implied_target(task, options=VgrOptions(**VARIANTS)).predicates]
     assert [i for i in ids if i.startswith("ref-place-")] == ["ref-place-req-text-1", "ref-place-req-text-2"]
     boxes = await citing(vlm_channel, vendored, task, html)
     openai_server.default = lambda req: {"answers": [{"id": i, "answer": "yes", "box": boxes[i]} for i in ids]}
@@ -248,7 +253,7 @@ async def test_a_reference_image_reaches_the_vlm_with_fixed_placement_questions(
     (request,) = openai_server.completions
     assert len(request.images) == 2 and request.images[0] == buf.getvalue()  # the reference first
     assert result.status is ChannelStatus.OK and result.score == 1.0
-    offline = VgrChannel(vendored, judge=None)
+    offline = VgrChannel(vendored, judge=None, options=VARIANTS)
     masked = await score_live(offline, vendored, task, html)
     rows = {p["id"]: p for p in masked.payload["predicates"]}
     assert rows["ref-place-req-text-1"]["answered_by"] == "masked" and masked.score == 1.0

@@ -17,7 +17,9 @@ context passes `compact_at_tokens` the policy writes a handover note, the contex
 (system prompt, task, note, the most recent turns with older results folded) and the project stays
 in the env. Every context is a path of the rollout's message tree (`train.credit.MessageTree`);
 at most `max_samples` of them become samples (first, last, the largest changes in Φ), each
-trains the turns it owns, and each carries its segment's credit offset for `aes_segment_grpo`.
+trains the turns it owns, and each carries its segment's credit offset for `aes_segment_grpo`
+(measured from the env's start potential; a rollout whose offsets cannot be computed is counted
+and logged, and its samples say so in `aes_credit_broadcast`).
 A compacted rollout returns a list of samples, which veRL's v1 trainer takes.
 """
 
@@ -37,7 +39,7 @@ from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopMetr
 from aesenv.context import ContextConfig, compact, summary_request
 from aesenv.envs import make_core
 from aesenv.kinds import mode_of
-from aesenv.envs.refine import AsyncRefineEnv
+from aesenv.envs.refine import AsyncRefineEnv, RefineBudget
 from aesenv.rewards import RewardPipeline, RewardRecord
 from aesenv.tasks import Task
 from train.credit import (MAX_SAMPLES, MessageTree, TreeMessage, keep_recent, segment_offsets, select_paths,
@@ -48,6 +50,7 @@ from train.reward import pipeline_config, reward_fields, shared_pipeline, task_o
 log = logging.getLogger(__name__)
 
 AGENT_NAME = "aesenv_refine"
+CREDIT_BROADCASTS: dict[str, int] = {}  # compacted rollouts whose segment credit fell back to broadcast, by reason
 SUBMIT = {"name": "submit", "arguments": {}}
 
 
@@ -127,16 +130,26 @@ class SegmentSample(AgentLoopOutput):
 @register(AGENT_NAME)
 class AesRefineAgentLoop(AgentLoopBase):
     def __init__(self, *args: Any, context: dict[str, Any] | None = None, max_samples: int = MAX_SAMPLES,
+                 budget: dict[str, Any] | None = None, rollout_window: int | None = None,
                  env_url: str | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.env_url = env_url  # run the episodes in envs served there (`aesenv serve`), scored by its pipeline
-        self.response_length = self.rollout_config.response_length
+        self.budget = RefineBudget(**dict(budget)) if budget else None  # else the env's own
+        if self.budget is not None and env_url:
+            log.warning("%s: budget %s is not sent to the served env at %s; its own budget applies",
+                        AGENT_NAME, self.budget, env_url)
+        self.response_length = self.rollout_config.response_length  # a sample's cap (its most recent tokens)
+        # How far one context's response may grow while the policy works in it (WebCoder: 116,736
+        # tokens, above its 65,536-token sample cap); by default the sample cap.
+        self.window = int(rollout_window or self.response_length)
+        if self.window < self.response_length:
+            raise ValueError(f"rollout_window={self.window} is below rollout.response_length={self.response_length}")
         self.pipeline_config = pipeline_config(**(self.config.reward.custom_reward_function.get("reward_kwargs") or {}))
         self.context = ContextConfig(**dict(context)) if context else None
         self.max_samples = max_samples
-        if self.context is not None and self.context.compact_at_tokens >= self.response_length:
-            raise ValueError(f"context.compact_at_tokens={self.context.compact_at_tokens} must be below "
-                             f"rollout.response_length={self.response_length}: the note has to fit after it")
+        if self.context is not None and self.context.compact_at_tokens >= self.window:
+            raise ValueError(f"context.compact_at_tokens={self.context.compact_at_tokens} must be below the rollout "
+                             f"window ({self.window} tokens): the note has to fit after it")
 
     async def make_env(self, env_id: str, task: Task) -> AsyncRefineEnv:
         if mode_of(env_id)[1] != "refine":
@@ -144,7 +157,8 @@ class AesRefineAgentLoop(AgentLoopBase):
         if getattr(self, "env_url", None):
             return make_core(env_id, [task], remote=self.env_url)
         pipeline: RewardPipeline = await shared_pipeline(self.pipeline_config)
-        return make_core(env_id, [task], pipeline=pipeline)
+        budget = getattr(self, "budget", None)
+        return make_core(env_id, [task], pipeline=pipeline, **({"budget": budget} if budget else {}))
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput | list[AgentLoopOutput]:
         extra_info = kwargs["extra_info"]
@@ -166,7 +180,7 @@ class AesRefineAgentLoop(AgentLoopBase):
         path = await self._open(messages, tools, with_images, replies)
         paths: list[ContextPath] = []
         potentials = [float(info.get("potential", 0.0))]
-        start = info.get("start_potential", potentials[0])  # what the starting workspace is worth, if known yet
+        start = info.get("start_potential", potentials[0])  # what the starting workspace is worth (measured at reset)
         generation = {"request_id": uuid4().hex, "sampling_params": sampling_params}
         turns = 0
         while True:
@@ -187,14 +201,15 @@ class AesRefineAgentLoop(AgentLoopBase):
                     rebuilt = compact(ended.messages[:-2], ended.messages[-1]["content"], self.context)
                     path = await self._open(rebuilt, tools, with_images, replies)  # [:-2]: not the request and note
                     continue
-            if len(grown.mask) < self.response_length:
+            if len(grown.mask) < self.window:
                 path = grown
                 continue
             _, reward, _, final = await self._step(env, SUBMIT, potentials)  # out of budget: submit, as the env does
             break
         path.potential = potentials[-1]
         paths.append(path)
-        return self._samples(paths, tree, turns, reward, final, potentials, final.get("start_potential", start))
+        return self._samples(paths, tree, turns, reward, final, potentials, final.get("start_potential", start),
+                             task.kind)
 
     async def _open(self, messages: list[dict[str, Any]], tools: list[dict], with_images: bool,
                     replies: dict[int, Reply]) -> ContextPath:
@@ -258,16 +273,18 @@ class AesRefineAgentLoop(AgentLoopBase):
         """The path ended by the note request and the policy's handover note (it trains on the
         note); None when even the request would not fit the response budget (the caller submits)."""
         asked = await self._extended(path, summary_request(path.messages, self.context)[-1:], [], tools)
-        if len(asked.mask) >= self.response_length:
+        if len(asked.mask) >= self.window:
             return None
         await self._generate(asked, tree, generation, replies)
         return asked
 
     def _samples(self, paths: list[ContextPath], tree: MessageTree, turns: int, reward: float,
-                 final: dict[str, Any], potentials: list[float], start: float | None
+                 final: dict[str, Any], potentials: list[float], start: float | None, kind: str
                  ) -> AgentLoopOutput | list[AgentLoopOutput]:
         """The retained paths as samples: each trains the replies it owns, keeps its most recent
-        tokens within the response budget, and carries its segment offset."""
+        tokens within the response budget, and carries its segment offset. A compacted rollout
+        whose offsets cannot be computed gets the rollout advantage on every token (broadcast):
+        counted in `CREDIT_BROADCASTS`, logged, and `aes_credit_broadcast` on its samples."""
         if len(paths) != len(tree.paths):
             raise RuntimeError(f"{len(paths)} contexts but {len(tree.paths)} tree paths: a rebuild went unseen")
         retained = select_paths([p.potential for p in paths], self.max_samples)
@@ -286,11 +303,22 @@ class AesRefineAgentLoop(AgentLoopBase):
         counts = [sum(mask) for _, _, mask, _ in cut]
         segment_potentials = [paths[k].potential for k in retained]  # Φ when each ended
         offsets = segment_offsets(starting_potentials(start, segment_potentials), counts) if len(cut) > 1 else None
-        if offsets is None or min(counts) < 2 or math.isnan(reward):
-            offsets = [0.0] * len(cut)  # broadcast: a Φ is missing, or a sample too short to carry its offset
+        broadcast = ""
+        if len(cut) > 1 and not math.isnan(reward):
+            if offsets is None:
+                broadcast = "a potential is unknown" + (" (the start's)" if start is None else "")
+            elif min(counts) < 2:
+                broadcast = "a sample trains fewer than two tokens"
+        if broadcast:
+            offsets = None
+            CREDIT_BROADCASTS[broadcast] = CREDIT_BROADCASTS.get(broadcast, 0) + 1
+            log.warning("segment credit broadcast for a rollout of %d samples: %s (%d such rollouts in this worker)",
+                        len(cut), broadcast, sum(CREDIT_BROADCASTS.values()))
+        offsets = offsets if offsets is not None and not math.isnan(reward) else [0.0] * len(cut)
         record = RewardRecord.model_validate(final["record"]) if final.get("record") else None
-        fields = reward_fields(record, self.pipeline_config.channels)
+        fields = reward_fields(record, self.pipeline_config, kind)
         fields["aes_deadline_exceeded"] = 0.0
+        fields["aes_credit_broadcast"] = float(bool(broadcast))  # a batch metric: never silent
         deltas = [round(b - a, 6) for a, b in zip(potentials, potentials[1:])]
         samples = [SegmentSample(
             prompt_ids=path.ids[: path.prompt_length], response_ids=response, response_mask=mask,
@@ -299,7 +327,8 @@ class AesRefineAgentLoop(AgentLoopBase):
             extra_fields={"reward_extra_info": fields, "potentials": potentials, "turn_scores": deltas,
                           "tool_rewards": [], "episode_end": final.get("end", ""), "segment": k,
                           "start_potential": start,
-                          "segment_potentials": segment_potentials, "credit_offset": offset, "segments": len(paths)})
+                          "segment_potentials": segment_potentials, "credit_offset": offset, "segments": len(paths),
+                          "credit_broadcast": broadcast})
             for k, (path, response, mask, logprobs), offset in zip(retained, cut, offsets)]
         if len(samples) == 1:
             return samples[0]

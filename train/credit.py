@@ -64,17 +64,18 @@ def segment_offsets(potentials: Sequence[float | None], token_counts: Sequence[i
 
 
 def starting_potentials(first: float | None, ends: Sequence[float | None]) -> list[float | None]:
-    """Φ when each retained segment began, from what the starting workspace is worth (None when
-    unknown: the agent changed it before looking) and Φ when each ended (a segment that absorbed
-    dropped ones begins where the previous retained one ended)."""
+    """Φ when each retained segment began, from what the starting workspace is worth (the env
+    measures it at reset; None only when that measurement failed on our side) and Φ when each
+    ended (a segment that absorbed dropped ones begins where the previous retained one ended)."""
     return [first, *ends[:-1]]
 
 
 def select_paths(potentials: Sequence[float | None], max_samples: int = MAX_SAMPLES) -> list[int]:
     """Which of a rollout's paths (chronological) become samples: the first and the last always,
-    then the interior paths whose segment changed Φ the most (|Φ_i − Φ_{i−1}|, `potentials` being
-    Φ when each segment ended), or evenly spaced
-    interior paths when any potential is missing. Returned in chronological order."""
+    then the interior paths whose segment raised Φ the most (the largest increases Φ_i − Φ_{i−1},
+    `potentials` being Φ when each segment ended: WebCoder keeps the segments that built the
+    artifact up, not its largest regressions), or evenly spaced interior paths when any
+    potential is missing. Returned in chronological order."""
     count = len(potentials)
     if max_samples < 2:
         raise ValueError("max_samples must be >= 2 (the first and the last path)")
@@ -86,7 +87,7 @@ def select_paths(potentials: Sequence[float | None], max_samples: int = MAX_SAMP
         step = len(interior) / wanted
         chosen = {interior[int(step * (i + 0.5))] for i in range(wanted)}
     else:
-        by_change = sorted(interior, key=lambda i: (-abs(potentials[i] - potentials[i - 1]), i))
+        by_change = sorted(interior, key=lambda i: (-(potentials[i] - potentials[i - 1]), i))
         chosen = set(by_change[:wanted])
     return sorted({0, count - 1} | chosen)
 
@@ -221,10 +222,16 @@ def main(argv: list[str] | None = None) -> None:
     for path in args.trajectories:
         with open(path) as handle:
             trajectory = json.load(handle)
-        print(f"{path}: {trajectory.get('task', {}).get('id', '?')}, reward {trajectory.get('reward')}")
-        for s in trajectory_segments(trajectory, args.max_samples):
+        start = trajectory.get("start_potential")
+        print(f"{path}: {trajectory.get('task', {}).get('id', '?')}, reward {trajectory.get('reward')}, "
+              f"start Φ {'unknown' if start is None else f'{start:.3f}'}")
+        segments = trajectory_segments(trajectory, args.max_samples)
+        for s in segments:
             offset = "dropped" if not s["retained"] else ("broadcast" if s["offset"] is None else f"{s['offset']:+.4f}")
             print(f"  segment {s['segment']}: turns {s['turns']}, Φ {s['potential']:.3f}, ~{s['tokens']} tokens, δ {offset}")
+        retained = [s for s in segments if s["retained"]]
+        broadcast = sum(s["offset"] is None for s in retained)
+        print(f"  {len(retained)} of {len(segments)} segments retained, {broadcast} broadcast")
 
 
 if __name__ == "__main__":

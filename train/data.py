@@ -8,7 +8,9 @@
 Each row: `prompt` (chat messages), `data_source` (`aesenv/<kind>`), `reward_model.ground_truth`
 (empty: the reward comes from rendering, not from a reference answer), `extra_info` with the
 task id, the env id and the whole task as JSON (so a reward worker needs no task files), and
-`agent_name` (`single_turn_agent`, or `aesenv_refine` with `--multi-turn`).
+`agent_name` (`single_turn_agent`, or `aesenv_refine` with `--multi-turn`). A single-turn task with
+a reference its kind shows the policy (AesCode's artboards) also carries the picture, in veRL's
+multimodal row format (`images`, and `<image>` in the user turn), for a VL policy.
 
 With `--sft ANSWERS` the rows are for Stage-I SFT (`train/config/sft_stage1.yaml`): `messages`
 (the kind's system prompt, the instruction, and the answer for that task id from ANSWERS, in the
@@ -28,6 +30,7 @@ from aesenv.kinds import kind_of
 from aesenv.tasks import Task, load_tasks
 
 SINGLE_TURN_AGENT = "single_turn_agent"
+IMAGE_PLACEHOLDER = "<image>"  # where veRL's RLHFDataset puts a row's image
 REFINE_AGENT = "aesenv_refine"
 
 
@@ -36,17 +39,47 @@ def chat_prompt(task: Task) -> list[dict[str, str]]:
     return kind_of(task).chat_prompt(task)
 
 
-def to_row(task: Task, index: int, *, multi_turn: bool) -> dict[str, Any]:
+def to_row(task: Task, index: int, *, multi_turn: bool, reference_png: bytes | None = None) -> dict[str, Any]:
+    """One RL row. With `reference_png` (a single-turn task whose kind shows its reference), the
+    user turn carries it in veRL's multimodal format: an `<image>` placeholder in the text and
+    the picture in `images` (`RLHFDataset` puts it in place for a VL policy's processor)."""
     kind = kind_of(task)
-    return {
+    prompt = chat_prompt(task)
+    row: dict[str, Any] = {
         "data_source": f"aesenv/{task.kind}",
-        "prompt": chat_prompt(task),
+        "prompt": prompt,
         "ability": "code",
         "reward_model": {"style": "rule", "ground_truth": ""},
         "extra_info": {"index": index, "task_id": task.id, "env_id": kind.env_id("refine" if multi_turn else "single"),
                        "category": task.category.value, "task": task.model_dump_json()},
         "agent_name": REFINE_AGENT if multi_turn else SINGLE_TURN_AGENT,
     }
+    if reference_png is not None:
+        caption = f"\n\n{kind.reference_caption}" if kind.reference_caption else ""
+        prompt[-1] = {**prompt[-1], "content": f"{prompt[-1]['content']}{caption}\n{IMAGE_PLACEHOLDER}"}
+        row["images"] = [{"bytes": reference_png}]
+    return row
+
+
+def wants_reference(task: Task, multi_turn: bool) -> bool:
+    """A single-turn row carries the task's reference when its kind shows it to the policy (the
+    refine envs attach it to their first turn themselves)."""
+    return not multi_turn and kind_of(task).shows_reference and bool(task.reference_image or task.reference_html)
+
+
+async def reference_pictures(tasks: list[Task]) -> dict[str, bytes]:
+    """Each task's reference as the policy sees it (`Kind.reference`: the picture as given, or the
+    reference page's first screen at the canvas, rendered by the hermetic renderer)."""
+    from aesenv.rewards import RewardPipeline
+
+    pictures: dict[str, bytes] = {}
+    async with RewardPipeline() as pipeline:
+        for task in tasks:
+            png, _ = await kind_of(task).reference(pipeline.bench, task)
+            if png is None:
+                raise RuntimeError(f"task {task.id}: its reference could not be rendered")
+            pictures[task.id] = png
+    return pictures
 
 
 def sft_row(task: Task, answer: str, index: int) -> dict[str, Any]:
@@ -88,8 +121,15 @@ def build(spec: str, out: Path, *, multi_turn: bool = False, val_fraction: float
         if not tasks:
             raise ValueError(f"{sft_answers}: no answer matches a task id of {spec}")
     train, val = split(tasks, val_fraction, seed)
+    pictures: dict[str, bytes] = {}
+    if sft_answers is None and any(wants_reference(t, multi_turn) for t in tasks):
+        import asyncio
+
+        pictures = asyncio.run(reference_pictures([t for t in tasks if wants_reference(t, multi_turn)]))
+        counts["with_image"] = len(pictures)
     for name, part in (("train", train), ("test", val or train)):
-        rows = [sft_row(t, answers[t.id], i) if sft_answers is not None else to_row(t, i, multi_turn=multi_turn)
+        rows = [sft_row(t, answers[t.id], i) if sft_answers is not None
+                else to_row(t, i, multi_turn=multi_turn, reference_png=pictures.get(t.id))
                 for i, t in enumerate(part)]
         write_parquet(rows, out / f"{name}.parquet")
         counts[name] = len(part)

@@ -2,9 +2,10 @@
 
 One `RewardPipeline` (browser pool, judge, sandbox) per worker process and event loop, started
 on first use. Every call returns the same keys: `score` (the configured aggregate, NaN when our
-infrastructure failed: `train.estimators` leaves NaN out of the advantage) and, per channel,
-`aes_<name>` (score in [0, 1], NaN when masked), `aes_<name>_applicable` and `aes_<name>_infra`
-(0/1), plus `aes_reward_valid` and `aes_deadline_exceeded` (0/1) so infra failures show up as
+infrastructure failed: `train.estimators` leaves NaN out of the advantage) and, per channel of
+any kind (`logged_channels`: the task's own kind fills its channels, another kind's are not
+applicable to it), `aes_<name>` (score in [0, 1], NaN when masked), `aes_<name>_applicable` and
+`aes_<name>_infra` (0/1), plus `aes_reward_valid` and `aes_deadline_exceeded` (0/1) so infra failures show up as
 batch metrics. It never raises for a bad sample and each sample has a deadline.
 """
 
@@ -20,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from aesenv.judges import default_judge, judge_setup_problem, offline_judge_warning
+from aesenv.kinds import KINDS
 from aesenv.render import RenderConfig
 from aesenv.rewards import PipelineConfig, RewardPipeline, RewardRecord
 from aesenv.rewards.service import RayScorer, ray_address
@@ -61,6 +63,7 @@ class RewardOptions(BaseModel):
     interaction_budget: int = Field(default=_PIPELINE_DEFAULTS["interaction_budget"].default, ge=1)
     gate_on_execution: bool = _PIPELINE_DEFAULTS["gate_on_execution"].default  # on in the GRPO-AR configs
     channel_timeout_s: float = Field(default=_PIPELINE_DEFAULTS["channel_timeout_s"].default, gt=0)
+    channel_options: dict[str, dict[str, Any]] = Field(default_factory=dict)  # per-channel switches (PipelineConfig)
     deadline_s: float = Field(default=180.0, gt=0)  # per sample, counted from its render slot
     # Score on the reward service's Ray actors ("local", "auto" or an address) instead of a pipeline in
     # each reward worker; the workers of one run share one pool of `ray_actors` (aesenv.rewards.service).
@@ -110,7 +113,8 @@ def _pipeline_config(given: RewardOptions) -> PipelineConfig:
     return PipelineConfig(judge=judge, judge_options=options, reward=given.reward, sandbox=given.sandbox,
                           interactor=given.interactor, interactor_options=given.interactor_options,
                           interaction_budget=given.interaction_budget, gate_on_execution=given.gate_on_execution,
-                          channel_timeout_s=given.channel_timeout_s, **optional)
+                          channel_timeout_s=given.channel_timeout_s,
+                          channel_options={k: dict(v) for k, v in given.channel_options.items()}, **optional)
 
 
 def task_of(extra_info: dict[str, Any] | None) -> Task:
@@ -150,12 +154,30 @@ async def close_pipelines() -> None:
         await pipeline.close()
 
 
-def reward_fields(record: RewardRecord | None, channels: list[str]) -> dict[str, float]:
-    """The flat, fixed-key dict veRL carries per sample. `record=None`: nothing was scored."""
+def logged_channels(config: PipelineConfig) -> list[str]:
+    """Every channel a sample of any kind may report under `config`, in a fixed order: veRL takes
+    one key set per batch (from its first sample), and a batch may mix kinds."""
+    names: list[str] = []
+    for kind in KINDS:
+        names += [n for n in config.channels_for(kind) if n not in names]
+    return names
+
+
+def reward_fields(record: RewardRecord | None, config: PipelineConfig, kind: str | None) -> dict[str, float]:
+    """The flat, fixed-key dict veRL carries per sample (`logged_channels`). The channels of the
+    task's `kind` carry its record (`record=None`: nothing was scored, so they count as our
+    failure); another kind's channels are not applicable to it (NaN, applicable 0, infra 0).
+    `kind=None`: the row had no readable task, every channel is our failure."""
     value = record.selected_reward if record is not None else None
     fields: dict[str, float] = {"score": math.nan if value is None else float(value),
                                 "aes_reward_valid": float(value is not None)}
-    for name in channels:
+    own = set(config.channels_for(kind)) if kind is not None else None
+    for name in logged_channels(config):
+        if own is not None and name not in own:
+            fields[f"aes_{name}"] = math.nan
+            fields[f"aes_{name}_applicable"] = 0.0
+            fields[f"aes_{name}_infra"] = 0.0
+            continue
         result = record.channels.get(name) if record is not None else None
         counts = result is not None and result.counts
         fields[f"aes_{name}"] = float(result.score) if counts else math.nan
@@ -168,10 +190,11 @@ async def score_sample(solution_str: str, extra_info: dict[str, Any] | None, con
                        deadline_s: float, ray: str | None = None, ray_actors: int = 2) -> dict[str, float]:
     """Score one answer under a deadline (counted from when it gets a render slot); any failure
     on our side is a masked, fixed-key result."""
-    record, timed_out = None, False
+    record, timed_out, kind = None, False, None
     slots = config.render.concurrency * (ray_actors if ray else 1)
     try:
         task = task_of(extra_info)
+        kind = task.kind
         pipeline = await shared_pipeline(config, ray, ray_actors)
         async with _SLOTS.setdefault(_key(config, ray), asyncio.Semaphore(slots)):
             record = (await asyncio.wait_for(pipeline.score(task, solution_str), deadline_s)).record
@@ -180,7 +203,7 @@ async def score_sample(solution_str: str, extra_info: dict[str, Any] | None, con
         log.warning("aesenv reward: sample exceeded its %.0fs deadline", deadline_s)
     except Exception:  # noqa: BLE001 - one bad sample must not fail the batch
         log.exception("aesenv reward: sample could not be scored")
-    return {**reward_fields(record, config.channels), "aes_deadline_exceeded": float(timed_out)}
+    return {**reward_fields(record, config, kind), "aes_deadline_exceeded": float(timed_out)}
 
 
 async def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: dict[str, Any] | None = None,

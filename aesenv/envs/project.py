@@ -53,9 +53,15 @@ PROJECT_TOOL_SPECS: ToolSpecs = {
 }
 
 
+# WebCoder's sessions run a median of 153 turns (its rollouts fill a 116,736-token window): the
+# project budget leaves room for well over that, so the budget is not what ends a paper-length session.
+PROJECT_MAX_TURNS = 400
+PROJECT_MAX_WALL_S = 4 * 3600.0
+
+
 def project_budget() -> RefineBudget:
-    """More turns and time than a page: builds take seconds, and projects take more edits."""
-    return RefineBudget(max_turns=30, max_wall_s=1800.0, run_timeout_s=60.0)
+    """More turns and time than a page: builds take seconds, and projects take many more edits."""
+    return RefineBudget(max_turns=PROJECT_MAX_TURNS, max_wall_s=PROJECT_MAX_WALL_S, run_timeout_s=60.0)
 
 
 class AsyncProjectEnv(AsyncRefineEnv):
@@ -100,6 +106,13 @@ class AsyncProjectEnv(AsyncRefineEnv):
 
     def end_penalty(self, end: str) -> float:
         return WALL_BUDGET_PENALTY if end == "max_wall_s" else 0.0
+
+    def start_potential_of(self, look: Look) -> float:
+        """Φ of the starting workspace: its requirements as a look measures them (the ledger
+        itself stays empty: it holds what the agent's own webshots showed)."""
+        if self.task.project is None or not self.task.project.requirements:
+            return look.potential
+        return potential_of(self.task, look.measures)
 
     def potential_after(self, look: Look) -> float:
         if self.task.project is None or not self.task.project.requirements:

@@ -26,15 +26,20 @@ single-turn answer: NaN with `info["reward_valid"]` False when our infrastructur
 Per-step potential Φ (for credit assignment): after each render, the kind's cheap Φ of the
 result (`Kind.potential`); carried forward between renders, with ΔΦ, in `info`. If the workspace
 changed after the last render, Φ is measured once more when the episode ends. Φ is 0 before the
-first render; `info["start_potential"]` is what the starting workspace is worth (0 when it is
-empty, its Φ once a render saw it unchanged, None while unknown), where segment credit starts.
+first render; `info["start_potential"]` is what the starting workspace is worth, known at reset
+(0 when it is empty; otherwise one look at it, taken once per distinct start and cached:
+`StartPotentials`; None only when that look failed on our side), where segment credit starts.
 """
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import logging
 import math
 import time
+import weakref
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -113,6 +118,46 @@ class Outcome:
         return {"name": self.call.name if self.call else None, "ok": not self.error, "error": utf8_clean(self.error)}
 
 
+class StartPotentials:
+    """Φ of starting workspaces, content-addressed (the kind, the task, the files) and kept per
+    pipeline, so a task's start is looked at once however many rollouts and epochs reset to it;
+    concurrent resets of one start wait for the same look. A failed look is not kept."""
+
+    _by_pipeline: "weakref.WeakKeyDictionary[Any, StartPotentials]" = weakref.WeakKeyDictionary()
+    size = 4096
+
+    def __init__(self) -> None:
+        self._values: OrderedDict[str, float] = OrderedDict()
+        self._locks: dict[str, asyncio.Lock] = {}
+        self.looks = 0  # looks taken (cache misses), for tests and reports
+
+    @classmethod
+    def of(cls, pipeline: Any) -> "StartPotentials":
+        if pipeline not in cls._by_pipeline:
+            cls._by_pipeline[pipeline] = cls()
+        return cls._by_pipeline[pipeline]
+
+    @staticmethod
+    def key(kind: str, task: Task, fingerprint: str) -> str:
+        return hashlib.sha256(f"{kind}\n{task.model_dump_json()}\n{fingerprint}".encode()).hexdigest()
+
+    async def get(self, key: str, measure: Callable[[], Awaitable[float | None]]) -> float | None:
+        if key in self._values:
+            self._values.move_to_end(key)
+            return self._values[key]
+        async with self._locks.setdefault(key, asyncio.Lock()):
+            if key not in self._values:
+                self.looks += 1
+                value = await measure()
+                if value is None:
+                    return None
+                self._values[key] = value
+                while len(self._values) > self.size:
+                    self._values.popitem(last=False)
+        self._locks.pop(key, None)
+        return self._values[key]
+
+
 class AsyncRefineEnv(AsyncKindEnv):
     """The async core (for veRL agent loops): `await reset(task=...)`, `await step(action)`."""
 
@@ -152,15 +197,39 @@ class AsyncRefineEnv(AsyncKindEnv):
         self.task, self.last, self.last_image = chosen, None, None
         self.workspace = Workspace(self.kind.initial_files(chosen))
         self._turn, self._potential, self._measured, self._done = 0, 0.0, None, False
-        # An empty start is worth 0; a start with files is worth what its first look shows, if the
-        # agent looks before changing it (None: unknown, and segment credit falls back to broadcast).
-        self._start = (self.workspace.fingerprint(), None if self.entry in self.workspace.files else 0.0)
+        # An empty start is worth 0; a start with its entry file is worth what a look at it shows,
+        # measured now, before the first action (once per distinct start: `StartPotentials`), so
+        # segment credit always has Φ_0. None only when that look failed on our side; then the
+        # agent's first look at the unchanged workspace still fills it in.
+        start = await self._measure_start() if self.entry in self.workspace.files else 0.0
+        self._start = (self.workspace.fingerprint(), start)
         messages = self.first_turn(chosen)
         messages[-1] = await self.with_reference(messages[-1], chosen)
-        self._started = time.monotonic()  # after the reference's render: our time, not the agent's
+        self._started = time.monotonic()  # after the start's look and the reference's render: our time
         return messages, {"task_id": chosen.id, "task": chosen.model_dump(mode="json"),
                           "potential": 0.0, "start_potential": self._start[1],
                           "tools": [t["function"]["name"] for t in self.tools]}
+
+    async def _measure_start(self) -> float | None:
+        """Φ of the starting workspace from the cache, or one look at it (not shown to the agent)."""
+        task, files = self.task, dict(self.workspace.files)
+        key = StartPotentials.key(self.kind.name, task, self.workspace.fingerprint())
+
+        async def measure() -> float | None:
+            code = files[self.entry].decode("utf-8", "replace")
+            others = {p: b for p, b in files.items() if p != self.entry}
+            try:
+                look = await self.pipeline.inspect(task, code, others, budget_chars=self.budget.max_observation_chars)
+            except Exception:  # noqa: BLE001 - our side failed: unknown, never a 0
+                log.exception("refine env: measuring the starting workspace failed")
+                return None
+            return None if look.problem else self.start_potential_of(look)
+
+        return await StartPotentials.of(self.pipeline).get(key, measure)
+
+    def start_potential_of(self, look: Look) -> float:
+        """Φ of the starting workspace from a look at it (the kind's Φ of what it shows)."""
+        return look.potential
 
     async def step(self, action: str | dict) -> tuple[list[dict], float, bool, bool, dict[str, Any]]:
         if self.task is None or self._done:

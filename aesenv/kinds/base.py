@@ -88,6 +88,9 @@ class Kind:
     # which text-only paths send without it).
     shows_reference: ClassVar[bool] = True
     reference_caption: ClassVar[str] = "The attached image is the reference design: match its layout and look."
+    # A reference page as its whole page (the long screenshot, up to the renderer's cap) rather
+    # than its first screen: what a kind that scores whole pages compares with and shows.
+    whole_page_reference: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self.channels: Registry[type[Channel]] = Registry(f"{self.name} reward channel")
@@ -115,9 +118,10 @@ class Kind:
 
     async def reference(self, bench: Workbench, task: Task) -> tuple[bytes | None, str]:
         """The task's reference picture and its visible text: `reference_image` as given, else the
-        first screen of `reference_html` at the task's canvas. The page is rendered once per
-        renderer, in the cache the reference channels score against, so the policy sees the very
-        pixels it is compared with. (None, "") without a reference or when it did not render."""
+        first screen of `reference_html` at the task's canvas (its whole page when the kind sets
+        `whole_page_reference`). The page is rendered once per renderer, in the cache the reference
+        channels score against, so the policy sees the very pixels it is compared with. (None, "")
+        without a reference or when it did not render."""
         if task.reference_image:
             return decode_reference(task.reference_image), ""
         if not task.reference_html:
@@ -127,7 +131,8 @@ class Kind:
         rendering = references.get(task)
         if rendering is None or rendering.status is not RenderStatus.OK or not rendering.viewport_png:
             return None, ""
-        return rendering.viewport_png, rendering.metrics.visible_text
+        png = rendering.full_page_png if self.whole_page_reference else rendering.viewport_png
+        return png, rendering.metrics.visible_text
 
     # --- answering ----------------------------------------------------------------------------
     def make_judge(self, spec: str, **options: Any) -> Any:

@@ -49,26 +49,30 @@ def normalized(channels: Mapping[str, ChannelResult]) -> float | None:
     return round(num / den, 6) if den else None
 
 
-# AesCode reporting over its seven channels: Rule is the mean of the deterministic ones
-# (execution, text, boundary, table/chart, layout, whitespace), Visual the mean of the VGR score
-# and the checklist's dimensions (content / layout / style pass rates), Overall their mean.
-# Channels that do not count (not applicable, infra_error) are left out, never scored 0.
-RULE_CHANNELS = ("execution", "text", "boundary", "table", "chart", "layout", "whitespace")
-AESCODE_MARKERS = ("text", "boundary", "table", "chart", "vgr", "checklist")  # a record AesCode scored
+# AesCode reporting over its seven channels: Rule is the mean of the deterministic ones (s_exec,
+# text, boundary, table/chart, layout, whitespace), Visual is the VGR score, Overall their mean.
+# Channels that do not count (not applicable, infra_error) are left out, never scored 0. A record
+# scored with our extended channels (lint as execution, table and chart apart) has them in Rule;
+# `aescode_checklist` (ours) also puts the checklist's dimensions under Visual.
+RULE_CHANNELS = ("renderable", "execution", "text", "boundary", "table_chart", "table", "chart", "layout",
+                 "whitespace")
+AESCODE_MARKERS = ("renderable", "text", "boundary", "table_chart", "table", "chart", "vgr", "checklist")
 
 
 def _mean(values: list[float]) -> float | None:
     return round(sum(values) / len(values), 6) if values else None
 
 
-def aescode_scores(channels: Mapping[str, ChannelResult]) -> dict[str, float | None] | None:
+def aescode_scores(channels: Mapping[str, ChannelResult], checklist_in_visual: bool = False
+                   ) -> dict[str, float | None] | None:
     """`{"rule", "visual", "overall"}` (each None when nothing behind it counts); None when the
     record has none of the AesCode channels."""
     if not any(name in channels for name in AESCODE_MARKERS):
         return None
     rule = _mean([float(channels[n].score) for n in RULE_CHANNELS if n in channels and channels[n].counts])
     checklist, vgr = channels.get("checklist"), channels.get("vgr")
-    dimensions = checklist.payload.get("dimensions", {}) if checklist is not None and checklist.counts else {}
+    dimensions = (checklist.payload.get("dimensions", {}) if checklist_in_visual and checklist is not None
+                  and checklist.counts else {})
     visual = _mean([float(v) for v in dimensions.values()] + ([float(vgr.score)] if vgr is not None and vgr.counts else []))
     overall = _mean([v for v in (rule, visual) if v is not None])
     return {"rule": rule, "visual": visual, "overall": overall}
@@ -78,6 +82,13 @@ def aescode_scores(channels: Mapping[str, ChannelResult]) -> dict[str, float | N
 def aescode(channels: Mapping[str, ChannelResult]) -> float | None:
     """AesCode's Overall: the mean of Rule and Visual (whichever exist)."""
     scores = aescode_scores(channels)
+    return scores["overall"] if scores else None
+
+
+@register_aggregator("aescode_checklist")
+def aescode_checklist(channels: Mapping[str, ChannelResult]) -> float | None:
+    """Ours: Overall with the checklist's dimensions beside VGR under Visual."""
+    scores = aescode_scores(channels, checklist_in_visual=True)
     return scores["overall"] if scores else None
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from aesenv.kinds import channel_names
+from aesenv.kinds import KINDS, channel_names
 from aesenv.render import RenderConfig
 from aesenv.rewards.aggregate import AGGREGATORS
 
@@ -29,6 +29,15 @@ class PipelineConfig(BaseModel):
     # `execution` channel; one that fails scores on execution alone (−0.1 under `paper`). The
     # paper trains this way and evaluates OpenDesign without it.
     gate_on_execution: bool = False
+    # Per-channel switches, by channel name (e.g. {"vgr": {"show_reference": true}}): each channel
+    # that takes options names them in its `Options` model; defaults are the published method.
+    channel_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    def channels_for(self, kind: str) -> list[str]:
+        """The channels `kind`'s answers are scored with: a kind with fixed channels (the project
+        verifier) runs its own, any other kind the configured ones it has."""
+        spec = KINDS[kind]
+        return list(spec.channels) if spec.fixed_channels else [n for n in self.channels if n in spec.channels]
 
     def model_post_init(self, _: object) -> None:
         known = channel_names()

@@ -95,7 +95,7 @@ class RewardPipeline:
         if kind.name not in self._parts:
             judge = self._given_judges.get(kind.name) or kind.make_judge(self.config.judge, **self.config.judge_options)
             context = ChannelContext(config=self.config, judge=judge, linter=self.linter, renderer=self.renderer)
-            names = list(kind.channels) if kind.fixed_channels else [n for n in self.config.channels if n in kind.channels]
+            names = self.config.channels_for(kind.name)
             channels = [kind.channels[name].from_context(context) for name in names]
             self._parts[kind.name] = _KindParts(judge, channels, any(Need.LIVE_PAGE in c.needs for c in channels))
         return self._parts[kind.name]

@@ -1,7 +1,7 @@
 """AesCode's decoupled reward channels: deterministic verifiers and the VLM checklist.
 
-The channels `text`, `boundary`, `chart`, `table`, `layout`, `whitespace`, `vgr`, `checklist` and
-`design_graph` (evidence) are the web kind's (`aesenv.kinds.web`); select them with `PipelineConfig.channels`, e.g. `AESCODE_CHANNELS`.
+The channels `renderable`, `text`, `boundary`, `table_chart` (or `chart` and `table` apart),
+`layout`, `whitespace`, `vgr`, `checklist` and `design_graph` (evidence) are the web kind's (`aesenv.kinds.web`); select them with `PipelineConfig.channels`, e.g. `AESCODE_CHANNELS`.
 `requirement_potential` is the same checks as one number, for shaping and refine episodes.
 """
 
@@ -10,18 +10,22 @@ from __future__ import annotations
 from aesenv.render.live import LivePage, PageFault
 from aesenv.render.models import Rendering, RenderStatus
 from aesenv.tasks.model import ChartData, TableData, Task, TextExact
-from aesenv.verifiers.channels import BoundaryChannel, ChartChannel, TableChannel, TextChannel
+from aesenv.verifiers.channels import (BoundaryChannel, ChartChannel, RenderableChannel, TableChannel, TableChartChannel,
+                                      TextChannel)
 from aesenv.verifiers.checklist import ChecklistChannel
 from aesenv.verifiers.checks import check_boundary, check_charts, check_tables, check_text
 from aesenv.verifiers.probes import read_charts, read_tables
 from aesenv.verifiers.reference import LayoutChannel, WhitespaceChannel
 from aesenv.verifiers.vgr import DesignGraphChannel, VgrChannel
 
-VERIFIER_CHANNELS = (TextChannel, BoundaryChannel, ChartChannel, TableChannel, LayoutChannel, WhitespaceChannel,
-                     ChecklistChannel, VgrChannel, DesignGraphChannel)
-# AesCode's seven reward channels, the checklist, and the parsed design graph as evidence.
-AESCODE_CHANNELS = ["execution", "text", "boundary", "chart", "table", "layout", "whitespace", "vgr", "checklist",
-                    "design_graph"]
+VERIFIER_CHANNELS = (RenderableChannel, TextChannel, BoundaryChannel, TableChartChannel, ChartChannel, TableChannel,
+                     LayoutChannel, WhitespaceChannel, ChecklistChannel, VgrChannel, DesignGraphChannel)
+# AesCode's seven reward channels as published: s_exec is renderability, one table/chart channel.
+AESCODE_CHANNELS = ["renderable", "text", "boundary", "table_chart", "layout", "whitespace", "vgr"]
+# Ours beside them: AesCoder's lint as execution, table and chart apart, the VLM checklist, and the
+# parsed design graph as evidence (`aescode_checklist` reports the checklist under Visual).
+AESCODE_EXTENDED_CHANNELS = ["execution", "text", "boundary", "chart", "table", "layout", "whitespace", "vgr",
+                             "checklist", "design_graph"]
 
 
 async def requirement_potential(task: Task, rendering: Rendering, live: LivePage | None) -> float | None:
@@ -51,4 +55,4 @@ async def requirement_potential(task: Task, rendering: Rendering, live: LivePage
     return round(met / total, 6)
 
 
-__all__ = ["AESCODE_CHANNELS", "VERIFIER_CHANNELS", "requirement_potential"]
+__all__ = ["AESCODE_CHANNELS", "AESCODE_EXTENDED_CHANNELS", "VERIFIER_CHANNELS", "requirement_potential"]

@@ -1,5 +1,5 @@
-"""The AesCode verifier channels: text, boundary, chart, table (and, in reference.py, layout and
-whitespace). Each is masked (`not_applicable`) when the task carries nothing for it to check,
+"""The AesCode verifier channels: renderable (s_exec), text, boundary, table_chart (with chart and
+table, the two halves on their own), and, in reference.py, layout and whitespace. Each is masked (`not_applicable`) when the task carries nothing for it to check,
 scores in [0, 1], fails when its requirement is not met in full, and says why in its payload."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from aesenv.render.live import PageFault, PageStalled
+from aesenv.render.models import RenderStatus
 from aesenv.channels.base import Channel, ChannelResult, ChannelStatus, Evidence, Need
 from aesenv.tasks.model import ChartData, TableData, Task, TextExact
 from aesenv.verifiers.checks import Check, check_boundary, check_charts, check_tables, check_text
@@ -101,3 +102,42 @@ class ChartChannel(VerifierChannel):
         if found["unconfirmed"]:
             check.payload["claimed_not_drawn"] = found["unconfirmed"][:10]
         return check
+
+
+class RenderableChannel(Channel):
+    """AesCode's s_exec: the page renders (loads and paints within its deadlines, nothing
+    crashed). Whether its markup passes a linter is AesCoder's `execution`, not this."""
+
+    name = "renderable"
+    needs = frozenset({Need.ARTIFACT, Need.RENDERING})
+
+    async def measure(self, evidence: Evidence) -> ChannelResult:
+        rendering = evidence.rendering
+        if rendering.status is not RenderStatus.OK or not rendering.has_screenshot:
+            return self.failed(f"the page did not render: {rendering.status.value} {rendering.error or ''}".strip())
+        return ChannelResult(status=ChannelStatus.OK, score=1.0, raw=1.0, payload={"status": rendering.status.value})
+
+
+class TableChartChannel(VerifierChannel):
+    """AesCode's one table/chart channel: every required table (cell by cell) and chart (type,
+    labels, series) against what the page shows; the score is the mean over them all."""
+
+    name = "table_chart"
+    needs = frozenset({Need.ARTIFACT, Need.RENDERING, Need.LIVE_PAGE})
+
+    def subject(self, task: Task) -> list[TableData | ChartData]:
+        return [r for r in task.requirements if isinstance(r, (TableData, ChartData))]
+
+    async def check(self, evidence: Evidence, subject: list[TableData | ChartData]) -> Check:
+        tables = [r for r in subject if isinstance(r, TableData)]
+        charts = [r for r in subject if isinstance(r, ChartData)]
+        parts: list[tuple[int, Check]] = []
+        if tables:
+            parts.append((len(tables), check_tables(tables, await read_tables(evidence.live, evidence.rendering.pixels))))
+        if charts:
+            found = await read_charts(evidence.live, evidence.rendering.pixels)
+            parts.append((len(charts), check_charts(charts, found["charts"])))
+        score = round(sum(n * c.score for n, c in parts) / sum(n for n, _ in parts), 6)
+        payload = {"tables": parts[0][1].payload if tables else None,
+                   "charts": parts[-1][1].payload if charts else None}
+        return Check(score=score, passed=all(c.passed for _, c in parts), payload=payload)

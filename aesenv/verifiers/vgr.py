@@ -2,10 +2,13 @@
 `design_graph`.
 
 A task's predicates are its own (`Task.design`) plus those its requirements imply (each required
-string, chart and table is there and complete) plus, when it has a reference page, the reading
-order of the required strings in that reference, asked through one fixed question template (the
-reference reaches the predicates only as cues, never as pixels to copy). Target nodes are bound
-to the candidate's parsed graph by what they show. `s_vgr` is the share of predicates passed.
+chart and table is there and complete; whether a required string is shown is the `text`
+channel's question) plus, when it has a reference (a page, or a picture whose text OCR reads),
+the reading order of the required strings in that reference, asked through one fixed question
+template: the reference reaches the predicates only as cues, and every predicate is answered
+from the candidate's rendering alone (AesCode). Target nodes are bound to the candidate's parsed
+graph by what they show. `s_vgr` is the share of predicates passed. `VgrOptions` holds our two
+variants (text-presence predicates, and a judge shown the reference image), both off by default.
 
 With a VLM judge every predicate is asked in one call over the rendering; a "yes" must cite the
 region it read as a box in the image, and counts only when that box is a real region of the image
@@ -22,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from aesenv.channels.base import ChannelContext, ChannelResult, ChannelStatus, Evidence, Need
 from aesenv.llm.client import ChatClient, image_part
@@ -38,6 +41,7 @@ from aesenv.verifiers.checklist import MAX_PAGE_HEIGHT
 from aesenv.verifiers.citation import image_size
 from aesenv.verifiers.graph import ALIGN_PX, LABEL_GAP_PX, Box, DesignGraph, design_graph_of, parse_design_graph, \
     reading_order
+from aesenv.verifiers.ocr import OcrUnavailable, read_blocks
 from aesenv.verifiers.reference import ReferenceChannel
 
 ALIGN_TOLERANCE_PX = 2 * ALIGN_PX  # relations read from a rendering allow sub-pixel layout noise
@@ -212,16 +216,33 @@ def _quote(text: str) -> str:
     return f"\u201c{text}\u201d"
 
 
-def implied_target(task: Task, reference: Rendering | None = None) -> DesignTarget:
-    """The task's own design target plus what its requirements imply and, from its reference
-    page, the reading order of the required strings there (one fixed template)."""
+class VgrOptions(BaseModel):
+    """`PipelineConfig.channel_options["vgr"]`. AesCode answers every predicate from the candidate
+    alone, lets the reference in only through fixed questions (the reading order of the required
+    strings there), and leaves whether a string is shown to the `text` channel. Both switches are
+    ours and off in the AesCode config."""
+
+    model_config = ConfigDict(extra="forbid")
+    text_presence: bool = False  # ask "is the text X shown?" for each required string too
+    show_reference: bool = False  # show the judge a reference image, asking if each string sits where it does there
+
+
+def implied_target(task: Task, reference: Rendering | list | None = None,
+                   options: VgrOptions | None = None) -> DesignTarget:
+    """The task's own design target plus what its requirements imply (each required chart and
+    table there and complete) and, from its reference (a rendered reference page, or the text
+    blocks OCR read from a reference image), the reading order of the required strings there
+    (one fixed template). `options` adds our variants (`VgrOptions`)."""
+    options = options or VgrOptions()
     own = task.design or DesignTarget()
     nodes, predicates = list(own.nodes), list(own.predicates)
     texts = requirements_of(task, TextExact)
     for i, req in enumerate(texts, start=1):
         nodes.append(TargetNode(id=f"req-text-{i}", type="text", text=req.text))
-        predicates.append(Predicate(id=f"req-text-{i}", kind=PredicateKind.STRUCTURE, binds=(f"req-text-{i}",),
-                                    question=f"Is the text {_quote(req.text)} shown?", test=PredicateTest(op="present")))
+        if options.text_presence:
+            predicates.append(Predicate(id=f"req-text-{i}", kind=PredicateKind.STRUCTURE, binds=(f"req-text-{i}",),
+                                        question=f"Is the text {_quote(req.text)} shown?",
+                                        test=PredicateTest(op="present")))
     for i, chart in enumerate(requirements_of(task, ChartData), start=1):
         node = TargetNode(id=f"req-chart-{i}", type="chart", labels=tuple(chart.labels))
         nodes.append(node)
@@ -241,23 +262,33 @@ def implied_target(task: Task, reference: Rendering | None = None) -> DesignTarg
                                     question=f"Is the design composed for its {task.canvas.width}x{task.canvas.height} "
                                              "canvas, with even margins and nothing cut off at the edges?"))
     required = [n for n in nodes if n.id.startswith("req-text-")]
-    if reference is not None and len(texts) >= 2:
+    if isinstance(reference, Rendering) and len(texts) >= 2:
         predicates += _reference_order(reference, task, required)
-    elif task.reference_image and not task.reference_html:  # a picture: only a VLM can compare
+    elif isinstance(reference, list) and len(texts) >= 2:
+        predicates += _order_predicates(_placed_blocks(reference, required))
+    if options.show_reference and task.reference_image and not task.reference_html:
         predicates += [Predicate(id=f"ref-place-{n.id}", kind=PredicateKind.RELATION, binds=(n.id,),
                                  question=f"Is {_quote(n.text or '')} in the same part of the canvas as in the "
                                           "reference image?") for n in required]
     return DesignTarget(nodes=tuple(nodes), edges=own.edges, predicates=tuple(predicates))
 
 
-def _reference_order(reference: Rendering, task: Task, text_nodes: list[TargetNode]) -> list[Predicate]:
+def _placed_blocks(blocks: list, text_nodes: list[TargetNode]) -> list[tuple[Box, TargetNode]]:
+    """Where each required string is in a reference image's OCR blocks (the tightest block whose
+    text holds it), top to bottom."""
+    placed = []
+    for node in text_nodes:
+        needle = _norm(node.text or "")
+        hits = [b for b in blocks if needle and needle in _norm(b.text)]
+        if hits:
+            b = min(hits, key=lambda b: b.w * b.h)
+            placed.append((Box(x=b.x, y=b.y, w=b.w, h=b.h), node))
+    return sorted(placed, key=lambda pair: (pair[0].y, pair[0].x))
+
+
+def _order_predicates(placed: list[tuple[Box, TargetNode]]) -> list[Predicate]:
     """Template: "Is A above B?" for each pair of required strings that follow each other down
-    the reference page (same-row pairs say nothing about order)."""
-    canvas = (task.canvas.width, task.canvas.height) if task.canvas else None
-    ref_graph = parse_design_graph(reference, canvas=canvas)
-    texts = ref_graph.full_texts()
-    placed = [(bind(ref_graph, n, texts), n) for n in text_nodes]
-    placed = sorted([(b[0].box, n) for b, n in placed if b], key=lambda pair: (pair[0].y, pair[0].x))
+    the reference (same-row pairs say nothing about order)."""
     out = []
     for (a_box, a), (b_box, b) in zip(placed, placed[1:]):
         if a_box.bottom <= b_box.y:
@@ -265,6 +296,15 @@ def _reference_order(reference: Rendering, task: Task, text_nodes: list[TargetNo
                                  test=PredicateTest(op="before"),
                                  question=f"Is {_quote(a.text or '')} placed above {_quote(b.text or '')}?"))
     return out
+
+
+def _reference_order(reference: Rendering, task: Task, text_nodes: list[TargetNode]) -> list[Predicate]:
+    """The reading-order template over a rendered reference page's design graph."""
+    canvas = (task.canvas.width, task.canvas.height) if task.canvas else None
+    ref_graph = parse_design_graph(reference, canvas=canvas)
+    texts = ref_graph.full_texts()
+    placed = [(bind(ref_graph, n, texts), n) for n in text_nodes]
+    return _order_predicates(sorted([(b[0].box, n) for b, n in placed if b], key=lambda pair: (pair[0].y, pair[0].x)))
 
 
 # --- the VLM's answers -------------------------------------------------------------------------
@@ -356,17 +396,20 @@ class VgrChannel(ReferenceChannel):
     name = "vgr"
     needs = frozenset({Need.ARTIFACT, Need.RENDERING, Need.LIVE_PAGE})
 
-    def __init__(self, renderer, judge: object) -> None:
-        super().__init__(renderer)
+    options_model = VgrOptions
+
+    def __init__(self, renderer, judge: object, options: dict | None = None) -> None:
+        super().__init__(renderer, options)
         self.client: ChatClient | None = getattr(judge, "client", None)
 
     @classmethod
     def from_context(cls, context: ChannelContext) -> "VgrChannel":
-        return cls(context.renderer, context.judge)
+        return cls(context.renderer, context.judge, context.config.channel_options.get(cls.name))
 
     def subject(self, task: Task) -> DesignTarget | None:
-        target = implied_target(task)
-        return target if target.predicates else None
+        target = implied_target(task, options=self.options)
+        ordered = (task.reference_html or task.reference_image) and len(requirements_of(task, TextExact)) >= 2
+        return target if target.predicates or ordered else None
 
     async def prepare(self, task: Task) -> None:
         if task.reference_html:
@@ -374,12 +417,19 @@ class VgrChannel(ReferenceChannel):
 
     async def check(self, evidence: Evidence, subject: DesignTarget) -> ChannelResult:
         task = evidence.task
-        reference = None
+        reference: Rendering | list | None = None
         if task.reference_html:
             reference = self.reference(task)
             if isinstance(reference, ChannelResult):
                 return reference
-        target = implied_target(task, reference)
+        elif task.reference_image and len(requirements_of(task, TextExact)) >= 2:
+            try:
+                reference, _ = await read_blocks(decode_reference(task.reference_image))
+            except OcrUnavailable as exc:
+                return ChannelResult.infra_error(str(exc))
+        target = implied_target(task, reference, self.options)
+        if not target.predicates:
+            return ChannelResult.not_applicable("the reference places none of the required strings to ask about")
         graph = await design_graph_of(evidence)
         bindings = bind_all(graph, target)
         from_graph = {p.id: graph_answer(graph, bindings, p) for p in target.predicates}
@@ -404,7 +454,9 @@ class VgrChannel(ReferenceChannel):
         height = evidence.task.canvas.height if evidence.task.canvas else MAX_PAGE_HEIGHT
         image = rendering.image("jpeg", max_height=height)
         try:
-            reference = decode_reference(evidence.task.reference_image) if evidence.task.reference_image else None
+            # AesCode's judge sees the candidate only; the reference image is our variant (`show_reference`).
+            shown = self.options.show_reference and evidence.task.reference_image
+            reference = decode_reference(evidence.task.reference_image) if shown else None
             reply = await self.client.complete_json(vlm_messages(target, image, reference), VgrAnswers)
         except Exception as exc:  # noqa: BLE001 - the judge failing is our failure, masked
             return ChannelResult.infra_error(f"vgr judge failed: {type(exc).__name__}: {exc}")

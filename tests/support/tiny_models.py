@@ -82,3 +82,26 @@ def build_text(path: Path) -> None:
 
 if __name__ == "__main__":
     build_text(Path(sys.argv[1]))
+
+
+VL_TOKENS = ["<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"]
+
+
+def build_processor():
+    """A Qwen2-VL processor over the tiny tokenizer, built in-process: transformers' PIL image
+    processor, and a placeholder video processor (the video one needs torchvision, which this CPU
+    build lacks; images never reach it). Enough for veRL's RLHFDataset to place images."""
+    from transformers import Qwen2VLProcessor
+    from transformers.models.qwen2_vl import Qwen2VLImageProcessorPil
+    from transformers.processing_utils import ProcessorMixin
+    from transformers.video_processing_utils import BaseVideoProcessor
+
+    fast = tokenizer()
+    fast.add_special_tokens({"additional_special_tokens": VL_TOKENS})
+    check = ProcessorMixin.check_argument_for_proper_class
+    ProcessorMixin.check_argument_for_proper_class = lambda self, name, arg: None  # the placeholder video processor
+    try:
+        return Qwen2VLProcessor(image_processor=Qwen2VLImageProcessorPil(), tokenizer=fast,
+                                video_processor=BaseVideoProcessor(), chat_template=fast.chat_template)
+    finally:
+        ProcessorMixin.check_argument_for_proper_class = check

@@ -5,7 +5,8 @@ A workspace starts from the scaffold (`scaffold/`), with the task's files laid o
 existing project, maybe with an injected defect). An answer is the workspace's sources: the
 kind builds them in the sandbox (`build`), serves `dist/` from the renderer's virtual origin,
 and takes one census of the live page (`census`); for a reproduction it also renders the
-reference page (`Kind.reference`, once per renderer). The verifier is its three channels
+reference page (`Kind.reference`, once per renderer) and compares whole pages: the app's long
+screenshot with the reference's, in f_det and in the judge's view. The verifier is its three channels
 (`channels`) and the `webcoder` aggregator: R = G·(0.6·f_det + 0.4·f_vlm).
 
 Φ: each requirement's score on the agent's own build, count checks left out (`measures`, kept
@@ -50,6 +51,7 @@ class ProjectKind(Kind):
     judges = PROJECT_JUDGES
     envs = {"refine": ("", "aesenv.envs.project:ProjectEnv")}
     reference_caption = ""  # a reproduction's request says the screenshot is attached (`request`)
+    whole_page_reference = True  # WebCoder replicates long screenshots: the reference is its whole page
 
     # --- asking -------------------------------------------------------------------------------
     def request(self, task: Task) -> str:
@@ -61,7 +63,7 @@ class ProjectKind(Kind):
         if spec and spec.start == "files":
             lines += ["", "The workspace holds the existing project: list_files shows it."]
         if spec and spec.start == "reference":
-            lines += ["", "The reference screenshot to reproduce is attached."]
+            lines += ["", "The reference screenshot to reproduce is attached: the whole page, top to bottom."]
         return "\n".join(lines)
 
     def initial_files(self, task: Task) -> dict[str, bytes]:

@@ -1,5 +1,5 @@
 """f_det and the potential ledger's matching: a DOM census of the served app, a pixel comparison
-with a reference screenshot, and the source-authoring score of a reproduction without requirements.
+of the whole page with the reference's long screenshot, and the source-authoring score of a reproduction without requirements.
 
 The census is the rendering's visible text (shown, confirmed in the screenshot) and what one call
 in our world reads from the live page: the shown matches of each requirement's selector, and its
@@ -103,12 +103,23 @@ def f_det_generation(spec: ProjectSpec, census: Census) -> tuple[float, dict[str
 
 # --- reproduction -------------------------------------------------------------------------------
 
-COMPARE_SIZE = (160, 120)
+COMPARE_WIDTH = 160  # columns a page is compared at; its height follows in proportion (the whole page)
 
 
-def _gray(png: bytes) -> np.ndarray:
+def _gray_page(png: bytes) -> np.ndarray:
+    """The whole screenshot in grey at COMPARE_WIDTH columns, its length kept in proportion."""
     with Image.open(io.BytesIO(png)) as image:
-        return np.asarray(image.convert("L").resize(COMPARE_SIZE, Image.BILINEAR), dtype=np.float64) / 255.0
+        rows = max(2, round(image.height * COMPARE_WIDTH / max(1, image.width)))
+        return np.asarray(image.convert("L").resize((COMPARE_WIDTH, rows), Image.BILINEAR), dtype=np.float64) / 255.0
+
+
+def _extended(px: np.ndarray, rows: int) -> np.ndarray:
+    """`px` run on to `rows` rows in its own last row's colour: a page that ends early shows its
+    background below its end, which is what a longer page is compared with there."""
+    if px.shape[0] >= rows:
+        return px
+    fill = np.full((rows - px.shape[0], px.shape[1]), float(np.median(px[-1])))
+    return np.vstack([px, fill])
 
 
 def _edges(px: np.ndarray) -> np.ndarray:
@@ -116,14 +127,21 @@ def _edges(px: np.ndarray) -> np.ndarray:
 
 
 def pixel_similarity(candidate: bytes, reference: bytes) -> dict[str, float]:
-    """How close a first screen is to the reference's, in [0, 1]: the mean of tone agreement
-    (1 − mean absolute grey difference, scaled so a 25 % mean difference is 0) and layout
-    agreement (the correlation of the two edge maps; a blank page has no edges and gets 0)."""
-    a, b = _gray(candidate), _gray(reference)
+    """How close the candidate's whole page is to the reference's, both long screenshots (WebCoder
+    judges long-screenshot replication), in [0, 1]: the mean of tone agreement (1 − mean absolute
+    grey difference, scaled so a 25 % mean difference is 0) and layout agreement (the correlation
+    of the two edge maps; a blank page has no edges and gets 0). Both are taken over the longer
+    page, the shorter one run on in its background, so a section missing below the first screen,
+    or one the reference does not have, costs what it covers."""
+    a, b = _gray_page(candidate), _gray_page(reference)
+    length = a.shape[0] / b.shape[0]  # the candidate's page length as a share of the reference's
+    rows = max(a.shape[0], b.shape[0])
+    a, b = _extended(a, rows), _extended(b, rows)
     tone = max(0.0, 1.0 - float(np.abs(a - b).mean()) / 0.25)
     ea, eb = _edges(a).ravel(), _edges(b).ravel()
     layout = 0.0 if ea.std() < 1e-9 or eb.std() < 1e-9 else max(0.0, float(np.corrcoef(ea, eb)[0, 1]))
-    return {"tone": round(tone, 4), "layout": round(layout, 4), "score": round((tone + layout) / 2, 4)}
+    return {"tone": round(tone, 4), "layout": round(layout, 4), "score": round((tone + layout) / 2, 4),
+            "length": round(length, 4)}
 
 
 def text_overlap(candidate: str, reference: str) -> dict[str, float]:

@@ -67,7 +67,7 @@ class ProjectGateChannel(Channel):
 
 class ProjectDetChannel(Channel):
     """f_det: the DOM census against the weighted requirements (generation, existing projects), or
-    the pixel comparison with the reference screenshot (reproduction)."""
+    the pixel comparison of the whole page with the reference's long screenshot (reproduction)."""
 
     name = "project_det"
     needs = frozenset()
@@ -78,9 +78,9 @@ class ProjectDetChannel(Channel):
             return ChannelResult.infra_error("no census of the served app")
         if setting(task) == "reproduction":
             reference = evidence.extra.get("reference_png")
-            if not reference or not evidence.rendering.viewport_png:
+            if not reference or not evidence.rendering.full_page_png:
                 return ChannelResult.infra_error("no reference or no screenshot to compare")
-            pixels = pixel_similarity(evidence.rendering.viewport_png, reference)
+            pixels = pixel_similarity(evidence.rendering.full_page_png, reference)  # whole pages
             return ChannelResult(status=ChannelStatus.OK, score=pixels["score"], raw=pixels["score"],
                                  payload={"method": "pixels", **pixels})
         if task.project is None or not task.project.requirements:

@@ -78,7 +78,7 @@ def weighted(setting_name: str, dimensions: dict[str, float]) -> float:
 
 class OfflineProjectJudge:
     name = "offline-project"
-    version = "1"
+    version = "2"  # 2: the whole page compared with the reference
 
     def __init__(self) -> None:
         self._design = OfflineDesignJudge()
@@ -104,7 +104,7 @@ class OfflineProjectJudge:
                    "render_health": health}
             evidence["design_judge_total"] = judgement.total
         else:
-            pixels = (pixel_similarity(r.viewport_png, sight.reference_png) if r.viewport_png and sight.reference_png
+            pixels = (pixel_similarity(r.full_page_png, sight.reference_png) if r.full_page_png and sight.reference_png
                       else {"tone": 0.0, "layout": 0.0, "score": 0.0})
             words = text_overlap(census.text, sight.reference_text)
             raw = {"visual_fidelity": pixels["tone"], "layout": pixels["layout"], "content": words["recall"],
@@ -127,21 +127,34 @@ in even steps), and give a one-sentence rationale. Answer with a JSON object onl
 """ + GUARD
 
 
-def _jpeg(png: bytes, max_height: int = 2400) -> bytes:
+PART_HEIGHT = 2400  # a long screenshot reaches the judge in parts of at most this many pixels, top to bottom
+
+
+def page_parts(png: bytes, part_height: int = PART_HEIGHT) -> list[bytes]:
+    """A long screenshot as JPEG parts that together cover the whole page, top to bottom (the
+    renderer caps a page's length, so their number is bounded): WebCoder's judge grades the
+    long screenshot, not its top."""
     with Image.open(io.BytesIO(png)) as image:
         image = image.convert("RGB")
-        if image.height > max_height:
-            image = image.crop((0, 0, image.width, max_height))
-        out = io.BytesIO()
-        image.save(out, "JPEG", quality=85)
-        return out.getvalue()
+        parts = []
+        for top in range(0, image.height, part_height):
+            out = io.BytesIO()
+            image.crop((0, top, image.width, min(image.height, top + part_height))).save(out, "JPEG", quality=85)
+            parts.append(out.getvalue())
+        return parts
+
+
+def _shown(label: str, parts: list[bytes]) -> list[dict]:
+    """`parts` as image parts after a line that says what they are."""
+    said = label if len(parts) == 1 else f"{label}, in {len(parts)} parts from top to bottom"
+    return [{"type": "text", "text": said + ":"}, *(image_part(p, "image/jpeg") for p in parts)]
 
 
 class VlmProjectJudge:
     """One request per app (k samples in it), the median per dimension."""
 
     name = "openai-project"
-    version = "project-levels-2"
+    version = "project-levels-3"  # 3: whole pages, in parts
 
     def __init__(self, client: ChatClient, samples: int = 3) -> None:
         self.client, self.samples = client, samples
@@ -154,12 +167,12 @@ class VlmProjectJudge:
         dims = "\n".join(f"- {d} (weight {w}): {ANCHORS[d]}" for d, w in DIMENSIONS[kind].items())
         task = sight.task
         text = (f"The user asked:\n{task.prompt}\n\nDimensions:\n{dims}\n\n"
-                + ("The first image is the reference to reproduce; the second is the app.\n" if kind == "reproduction"
-                   else "The image is the app's page.\n"))
+                + ("The reference to reproduce and the app follow, each its whole page.\n" if kind == "reproduction"
+                   else "The app's whole page follows.\n"))
         content: list[dict] = [{"type": "text", "text": text}]
         if kind == "reproduction" and sight.reference_png:
-            content.append(image_part(_jpeg(sight.reference_png), "image/jpeg"))
-        content.append(image_part(_jpeg(sight.rendering.full_page_png or sight.rendering.viewport_png), "image/jpeg"))
+            content += _shown("The reference", page_parts(sight.reference_png))
+        content += _shown("The app", page_parts(sight.rendering.full_page_png or sight.rendering.viewport_png))
         return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": content}]
 
     async def grade(self, sight: Sight) -> Grade:
