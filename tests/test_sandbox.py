@@ -1,7 +1,7 @@
 """Sandbox behaviour and security, for both backends (the Docker ones need an engine and the image).
 
-Outside CI a missing Docker engine or image skips the Docker half with the reason; with CI set it
-fails instead, so CI can never silently stop testing the Docker backend.
+A missing Docker engine or image skips the Docker half with the reason (under CI that skip is a
+failure: tests/support/ci_skips.py), so CI can never silently stop testing the Docker backend.
 """
 
 from __future__ import annotations
@@ -32,8 +32,6 @@ def docker_unavailable() -> str:
 @pytest_asyncio.fixture(scope="session", loop_scope="session", params=["local", "docker"])
 async def sandbox(request):
     if request.param == "docker" and (problem := docker_unavailable()):
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must test the docker sandbox: {problem}")
         pytest.skip(f"docker sandbox unavailable: {problem}")
     os.environ["AESENV_TEST_SECRET"] = SECRET  # set in the host before any worker starts
     sb = make_sandbox(request.param, workers=1)
@@ -306,8 +304,6 @@ async def test_without_isolation_the_record_says_so():
 @pytest.mark.slow
 async def test_docker_containers_are_removed():
     if problem := docker_unavailable():
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must test the docker sandbox: {problem}")
         pytest.skip(f"docker sandbox unavailable: {problem}")
     from aesenv.sandbox.docker import LABEL, client
 
