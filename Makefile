@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup system-deps python-deps node-tools vllm-env demo test test-fast doctor clean serve-image
+.PHONY: setup system-deps python-deps node-tools vllm-env demo test test-fast mutation doctor clean serve-image
 
 setup: system-deps python-deps node-tools
 
@@ -78,6 +78,15 @@ test: setup vllm-env
 test-fast: setup
 	$(BIN)/python -m pytest -q -m "not slow"
 
+# Mutation testing, outside CI (hours on 2 cores): mutmut mutates the modules `[tool.mutmut]` in
+# pyproject.toml names (reward pipeline, aggregators, segment credit, GDPO, Webdev-Bench metrics, the
+# local sandbox's policy) and runs the tests that call each mutated function; then the survival rate
+# per module (runs/mutation.json). A rerun only checks what changed; `make mutation MUTANTS='train.credit*'`
+# checks some again; `$(BIN)/mutmut show NAME` shows one.
+mutation: setup
+	-$(BIN)/mutmut run $(MUTANTS)
+	$(BIN)/python tools/mutation_report.py --json runs/mutation.json --survivors
+
 # The serving image (`aesenv serve --docker`): the env server, its sandbox, Chromium and Node in one
 # container, built locally (debootstrap + docker import, then the code on top); needs a Docker engine
 # and debootstrap (`python3 aesenv/sysdeps.py install --group docker`).
@@ -85,4 +94,4 @@ serve-image: setup
 	$(BIN)/aesenv serve --docker --build-only
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache
+	rm -rf $(VENV) runs .pytest_cache mutants

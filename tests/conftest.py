@@ -1,6 +1,7 @@
 import pytest_asyncio
 
 from aesenv.render import RenderConfig, Renderer
+from support.ci_skips import pytest_make_collect_report, pytest_runtest_makereport  # noqa: F401 - under CI a skip fails
 from support.openai_server import openai_server  # noqa: F401 - fixture: a scripted OpenAI-compatible server
 from support.vllm_server import vllm_server  # noqa: F401 - fixture: a real vLLM server on a tiny random model
 

@@ -2,7 +2,11 @@
 
 Listeners on 127.0.0.1 stand where an attacker's STUN/TURN server, a preconnect target or a fetch
 target would be: with the browser isolated they receive nothing; with isolation turned off the
-same page reaches them (so the test can fail).
+same page reaches them (so the test can fail). Neither waits a fixed time: the isolated page says
+when its ICE gathering is complete (every STUN/TURN attempt made, after its preconnect and fetches
+were issued), and the unisolated one is waited for until a listener hears from it.
+
+Without root or util-linux the module skips with the reason (under CI, a failure).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from aesenv.render.browser import BROWSER_UID, _isolation_possible
 from aesenv.render.watchdog import descendants
 
 pytestmark = pytest.mark.skipif(not _isolation_possible()[0], reason=_isolation_possible()[2] or "isolation possible")
+HANG_GUARD_S = 60.0  # a wait for the page or a listener; it answers within about a second here
 
 
 def _listeners():
@@ -47,6 +52,16 @@ def _received(udp, tcp) -> list[str]:
     return got
 
 
+async def _until(condition, what: str):
+    """Poll `condition` (a coroutine function) until it returns something truthy; a hang guard, not a timing."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + HANG_GUARD_S
+    while not (value := await condition()):
+        assert loop.time() < deadline, f"{what}: nothing after {HANG_GUARD_S}s"
+        await asyncio.sleep(0.05)
+    return value
+
+
 def _leaky_page(udp_port: int, tcp_port: int) -> str:
     return f"""<!DOCTYPE html><html><head>
 <link rel="preconnect" href="http://127.0.0.1:{tcp_port}">
@@ -55,6 +70,7 @@ def _leaky_page(udp_port: int, tcp_port: int) -> str:
 const pc = new RTCPeerConnection({{iceServers: [
   {{urls: 'stun:127.0.0.1:{udp_port}'}},
   {{urls: 'turn:127.0.0.1:{tcp_port}?transport=tcp', username: 'u', credential: 'p'}}]}});
+pc.onicegatheringstatechange = () => {{ if (pc.iceGatheringState === 'complete') document.title = 'ice-complete'; }};
 pc.createDataChannel('c');
 pc.createOffer().then(o => pc.setLocalDescription(o));
 fetch('http://127.0.0.1:{tcp_port}/beacon').catch(() => 0);
@@ -64,13 +80,28 @@ new WebSocket('ws://127.0.0.1:{tcp_port}/ws');
 
 
 async def _render_and_listen(config: RenderConfig) -> tuple[list[str], str]:
+    """What the listeners heard from the leaky page: isolated, once the page has made every attempt
+    (its ICE gathering is complete); unisolated, as soon as a listener hears anything."""
     udp, tcp = _listeners()
+    heard: list[str] = []
+
+    async def anything_heard() -> list[str]:
+        heard.extend(_received(udp, tcp))
+        return heard
+
+    async def ice_complete() -> bool:
+        return await live.page.title() == "ice-complete"
+
     try:
         async with Renderer(config) as r:
-            rendering = await r.render(_leaky_page(udp.getsockname()[1], tcp.getsockname()[1]))
-            assert rendering.status is RenderStatus.OK, rendering.error
-            await asyncio.sleep(1.5)  # ICE gathering and preconnects run after load
-        return _received(udp, tcp), rendering.provenance["browser_isolation"]
+            async with r.session(_leaky_page(udp.getsockname()[1], tcp.getsockname()[1])) as (rendering, live):
+                assert rendering.status is RenderStatus.OK, rendering.error
+                if config.isolate_browser:
+                    await _until(ice_complete, "the isolated page's ICE gathering")
+                    await anything_heard()
+                else:
+                    await _until(anything_heard, "the unisolated page reaching a listener")
+        return heard, rendering.provenance["browser_isolation"]
     finally:
         udp.close()
         tcp.close()
@@ -101,11 +132,26 @@ async def test_browser_processes_run_unprivileged_in_their_own_network_namespace
             continue
         if "chrom" in exe or "headless_shell" in exe:
             uid = int(next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1])
-            browsers.append((pid, uid, netns))
+            try:
+                argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+            except OSError:
+                continue
+            browsers.append((pid, uid, netns, argv))
     assert browsers, "no browser process found under this test process"
-    assert all(uid == BROWSER_UID for _, uid, _ in browsers), browsers
-    assert all(netns != ours for _, _, netns in browsers), browsers
-    assert "chromium sandbox" in renderer.provenance["browser_isolation"]
+    assert all(uid == BROWSER_UID for _, uid, _, _ in browsers), browsers
+    assert all(netns != ours for _, _, netns, _ in browsers), browsers
+    # Chromium's own sandbox is on where user namespaces allow it: Playwright then leaves out
+    # --no-sandbox, and the record says which it was
+    _, sandbox_possible, why = _isolation_possible()
+    no_sandbox = [pid for pid, _, _, argv in browsers if "--no-sandbox" in argv]
+    if sandbox_possible:
+        assert renderer.provenance["browser_isolation"] == (
+            f"network namespace without interfaces, uid {BROWSER_UID}, chromium sandbox on")
+        assert no_sandbox == [], no_sandbox
+    else:
+        assert renderer.provenance["browser_isolation"] == (
+            f"network namespace without interfaces, uid {BROWSER_UID}, chromium sandbox off ({why})")
+        assert no_sandbox, "without Chromium's sandbox the browser must have been started with --no-sandbox"
 
 
 async def test_vendored_libraries_still_load_in_the_isolated_browser(renderer):

@@ -4,6 +4,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from PIL import Image
 
 from aesenv.cli import main
 
@@ -22,11 +23,19 @@ def test_doctor_reports_required_tools():
     assert "docker" in report["checks"]
 
 
-def test_render_writes_png(tmp_path):
-    shot = tmp_path / "shot.png"
-    out = run_cli("render", str(GOOD), "-o", str(shot), "--full-page")
+def test_render_writes_the_viewport_or_the_full_page_at_the_asked_size(tmp_path):
+    """The PNG is the page at the asked width: the viewport's height, or with --full-page the
+    document's whole height as the JSON summary reports it (the sample page is taller than a screen)."""
+    shot, full = tmp_path / "shot.png", tmp_path / "full.png"
+    out = run_cli("render", str(GOOD), "-o", str(shot), "--width", "1000", "--height", "700")
     assert out.returncode == 0, out.stderr
-    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert out.stdout.startswith(f"wrote {shot} (ok, ")
+    assert Image.open(shot).size == (1000, 700)
+    out = run_cli("render", str(GOOD), "-o", str(full), "--full-page", "--width", "1000", "--height", "700", "--json")
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout)
+    assert summary["status"] == "ok" and summary["page_height"] > 700
+    assert Image.open(full).size == (1000, round(summary["page_height"]))
 
 
 def test_score_json_is_the_record_contract(tmp_path):
@@ -34,9 +43,15 @@ def test_score_json_is_the_record_contract(tmp_path):
                   "--category", "Website", "--json")
     assert out.returncode == 0, out.stderr
     record = json.loads(out.stdout)
-    assert isinstance(record["reward"], float) and isinstance(record["normalized"], float)
-    assert set(record["channels"]) == {"execution", "static", "interactive"}
-    assert record["channels"]["execution"]["raw"] in (-1.0, 1.0)
+    channels = record["channels"]
+    assert set(channels) == {"execution", "static", "interactive"}
+    assert record["status"] == "ok" and record["category"] == "Website"
+    # the sample page passes the lint; the reward is AesCoder's Eq. 1 over the channels' raw scores
+    assert channels["execution"]["status"] == "ok" and channels["execution"]["raw"] == 1.0
+    assert channels["static"]["status"] == "ok" and 0 < channels["static"]["raw"] <= 100
+    assert channels["static"]["payload"]["judge"] == "offline-design"
+    assert record["reward"] == pytest.approx(0.1 * channels["execution"]["raw"] + 0.8 * channels["static"]["raw"]
+                                             + 0.1 * channels["interactive"]["raw"])
 
 
 def test_score_with_a_task_file(tmp_path):

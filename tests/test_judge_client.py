@@ -1,4 +1,6 @@
-"""The judge client against a real local OpenAI-compatible server (tests/support/openai_server.py)."""
+"""The judge client over real HTTP against a stand-in: the scripted OpenAI-compatible server of
+tests/support/openai_server.py, which answers from a script, not a model (tests/test_vllm_server.py
+runs the client against a real vLLM server)."""
 
 import asyncio
 import io

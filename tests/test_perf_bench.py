@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -60,17 +60,15 @@ def test_rss_and_pss_of_this_process_from_proc():
 
 
 def test_descendants_and_browser_tree_memory_follow_children():
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
-    try:
-        deadline = time.time() + 5
-        while child.pid not in perf.descendants() and time.time() < deadline:
-            time.sleep(0.05)
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:  # Popen returns once the child has started; it lives until its stdin closes
         assert child.pid in perf.descendants()
         assert perf.rss_kib(child.pid)
         mem = perf.browser_tree_memory()
         assert set(mem) >= {"rss_mib", "pss_mib", "processes"}
         assert child.pid not in perf.browser_pids()  # a python child is not a browser process
     finally:
+        child.stdin.close()
         child.kill()
         child.wait()
 
@@ -117,7 +115,13 @@ async def test_quick_run_writes_sane_perf_json(tmp_path):
         assert set(w) >= {"median_ms", "p90_ms", "min_ms", "max_ms", "n", "timeouts"}
         assert w["n"] == n
         assert 0 < w["min_ms"] <= w["median_ms"] <= w["p90_ms"] <= w["max_ms"]
-    assert data["speedup_vs_opendesign"] > 1
+    # the speedup is a ratio within this one run (never a target here: timings on a shared box are
+    # the benchmark's to report): OpenDesign's median over aesenv's, from the raw samples
+    def median_ms(way: str) -> float:
+        return statistics.median(s["ms"] for s in data["samples"] if s["way"] == way)
+
+    assert data["speedup_vs_opendesign"] == round(median_ms("opendesign") / median_ms("aesenv_sequential"), 2)
+    assert data["headline"]["speedup_target_met"] == (data["speedup_vs_opendesign"] >= perf.TARGET_SPEEDUP)
     levels = data["ways"]["aesenv_concurrent"]["levels"]
     assert set(levels) == {"1", "2"} and all(v["pages_per_s"] > 0 for v in levels.values())
     assert data["best_concurrency"] in (1, 2)

@@ -1,6 +1,5 @@
 import asyncio
 import functools
-import time
 
 import pytest
 
@@ -53,10 +52,18 @@ async def test_lint_violations_give_minus_one_with_the_list(pipeline):
     ("<html><body>" + "<p>filler</p>" * 400_000 + "</body></html>", "limit"),
     ("```jsx\nimport React from 'react';\nexport default () => <div className={s}>x</div>;\n```", "React"),
 ])
-async def test_bad_answers_give_failure_records_not_crashes(pipeline, answer, expect):
-    start = time.perf_counter()
-    rec = (await pipeline.score(TASK, answer)).record
-    assert time.perf_counter() - start < 10
+async def test_bad_answers_give_failure_records_not_crashes(pipeline, answer, expect, monkeypatch):
+    """A bad answer is scored without being rendered (what it costs is `aesenv bench deadlines`'
+    to measure): the renderer is never called and no render time is recorded."""
+    renders = []
+    for method in ("render", "session"):
+        original = getattr(pipeline.renderer, method)
+        monkeypatch.setattr(pipeline.renderer, method,
+                            lambda *a, _original=original, _method=method, **k: renders.append(_method) or _original(*a, **k))
+    scored = await pipeline.score(TASK, answer)
+    rec = scored.record
+    assert renders == [] and scored.rendering is None
+    assert set(rec.timings_ms) == {"extract", "channels", "total"}
     assert rec.status == "ok"  # a bad answer is the model's failure, scored, not an infra error
     assert expect in rec.failure
     assert rec.channels["execution"].raw == -1.0 and rec.channels["static"].raw == 0.0
@@ -86,10 +93,12 @@ class _BrokenJudge:
 
 
 class _SlowJudge:
+    """Never answers: only the channel deadline can end it."""
+
     name, version = "slow", "0"
 
     async def judge(self, task, rendering) -> StaticJudgement:
-        await asyncio.sleep(30)
+        await asyncio.Event().wait()
         raise AssertionError("unreachable")
 
 

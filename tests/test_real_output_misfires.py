@@ -5,7 +5,6 @@ exceptions are the page's failure, scored, never `infra_error`; a heavy WebGL sc
 slow to draw under software GL is still captured."""
 
 import asyncio
-import time
 
 import pytest
 
@@ -319,13 +318,11 @@ async def test_a_webgl_page_whose_frame_hangs_is_the_pages_timeout_not_ours():
             " gl.clear(gl.COLOR_BUFFER_BIT); if (++n === 3) for (;;) {} } requestAnimationFrame(frame);"
             "</script></body></html>")
     async with Renderer(RenderConfig(webgl_frame_timeout_s=3)) as renderer:
-        start = time.perf_counter()
-        rendering = await renderer.render(html)
-        wall = time.perf_counter() - start
+        rendering = await asyncio.wait_for(renderer.render(html), 10 * renderer.config.total_timeout_s)  # hang guard
+    # the frame deadline, not the render's, ended it: only settle timed out, after two frames
     assert rendering.status.value == "timeout" and rendering.stages_timed_out == ["settle"], rendering.error
     assert rendering.settle_frames == 2 and rendering.metrics.canvases[0]["context"] == "webgl"
     assert any(e.id == "t" for e in rendering.elements) and rendering.has_screenshot
-    assert wall < 15, wall
 
 
 async def test_a_webgl_page_slow_to_draw_is_interacted_with_not_taken_for_hung(renderer):

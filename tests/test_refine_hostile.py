@@ -5,16 +5,17 @@ on and can be submitted afterwards."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
-import time
 
 import gymnasium as gym
 import pytest
 
 from aesenv.envs import make_core
 from aesenv.envs.refine import RefineBudget
-from aesenv.envs.tools import MAX_FILE_BYTES, MAX_FILES, Workspace, parse_action, path_problem
+from aesenv.envs.tools import (MAX_FILE_BYTES, MAX_FILES, REFINE_TOOL_SPECS, ActionError, ToolCall, Workspace,
+                               parse_action, path_problem)
 from aesenv.plots.judge import OfflinePlotJudge
 from aesenv.plots.figures import draw_figure
 from aesenv.plots.plotly_png import figure_problem, figure_size
@@ -25,6 +26,7 @@ WEB = Task(id="cafe", prompt="A landing page for Corner Cafe with a menu of Espr
 PLOT = Task(id="p", kind="plot", prompt="Bar chart of sales by region", data_files={"data.csv": "region,sales\nN,3\nS,5\n"})
 PAGE = ("<!doctype html><html lang=en><head><meta charset=utf-8><title>Corner Cafe</title></head><body>"
         "<h1>Corner Cafe</h1><ul><li>Espresso $3</li><li>Latte $4</li><li>Mocha $5</li></ul></body></html>")
+HANG_GUARD_S = 60.0
 SCRIPT = ("import pandas as pd\nimport matplotlib.pyplot as plt\ndf = pd.read_csv('data.csv')\n"
           "fig, ax = plt.subplots()\nax.bar(df['region'], df['sales'])\nax.set_title('Sales by region')\n"
           "ax.set_xlabel('Region')\nax.set_ylabel('Sales')\n")
@@ -113,9 +115,10 @@ async def test_hostile_actions_are_observations_and_the_episode_goes_on(pipeline
     await env.reset(task=task.id)
     files_before = dict(env.workspace.files)
     for action in HOSTILE_ACTIONS:
-        started = time.monotonic()
-        obs, *_ = await step(env, action)
-        assert time.monotonic() - started < 10, f"{str(action)[:80]} took {time.monotonic() - started:.1f} s"
+        try:  # a hang guard per action (the slowest takes about a second here), naming the one that hung
+            obs, *_ = await asyncio.wait_for(step(env, action), HANG_GUARD_S)
+        except asyncio.TimeoutError:
+            pytest.fail(f"{str(action)[:80]} hung")
     assert env.workspace.files == files_before  # nothing hostile got in
     # A file cannot also be a folder (the sandbox could not lay the workspace out: our failure).
     await step(env, call("write_file", path="sub/x.txt", content="x"))
@@ -334,6 +337,28 @@ def test_gymnasium_step_survives_a_non_utf8_name_from_run():
         env.close()
 
 
-def test_parse_action_never_raises():
+def test_parse_action_never_raises_and_sorts_each_hostile_action():
+    """Each hostile action is an `ActionError` (nothing to run), calls that all carry their problem
+    (each answered with it), or well-formed calls whose string arguments the env then judges (paths,
+    sizes, the per-message call limit); every text it returns can be echoed as UTF-8."""
+    expected = (["error"] * 21 + ["refused"] + ["error"] * 3 + ["refused"] + ["error"] * 4 + ["calls"] * 17
+                + ["error"] + ["calls"] * 2)
+    assert len(expected) == len(HOSTILE_ACTIONS)
+    got = []
     for action in HOSTILE_ACTIONS:
-        parse_action(action)
+        parsed = parse_action(action)
+        if isinstance(parsed, ActionError):
+            assert parsed.message.strip()
+            json.dumps(parsed.message, ensure_ascii=False).encode("utf-8")
+            got.append("error")
+            continue
+        assert parsed and all(isinstance(c, ToolCall) for c in parsed), parsed
+        json.dumps([[c.name, c.problem] for c in parsed], ensure_ascii=False).encode("utf-8")
+        if all(c.problem for c in parsed):
+            got.append("refused")
+        else:
+            assert all(not c.problem and c.name in REFINE_TOOL_SPECS for c in parsed), parsed
+            assert all(isinstance(v, str) for c in parsed for v in c.arguments.values()), parsed
+            got.append("calls")
+    assert got == expected
+    assert len(parse_action(HOSTILE_ACTIONS[-1])) == 40  # the parser keeps them all; the env answers 24 with the limit

@@ -1,7 +1,7 @@
 """Sandbox behaviour and security, for both backends (the Docker ones need an engine and the image).
 
-Outside CI a missing Docker engine or image skips the Docker half with the reason; with CI set it
-fails instead, so CI can never silently stop testing the Docker backend.
+A missing Docker engine or image skips the Docker half with the reason (under CI that skip is a
+failure: tests/support/ci_skips.py), so CI can never silently stop testing the Docker backend.
 """
 
 from __future__ import annotations
@@ -11,15 +11,16 @@ import json
 import os
 import socket
 import sys
-import time
 
 import pytest
 import pytest_asyncio
 
+from aesenv.render.watchdog import descendants
 from aesenv.sandbox import Probe, RunStatus, SandboxLimits, make_sandbox
 
 SECRET = "aesenv-test-secret-7f3a9"
 QUICK = SandboxLimits(timeout_s=8)
+HANG_GUARD_S = 60.0  # far above any run here (a few seconds at most): only a hang reaches it
 
 
 def docker_unavailable() -> str:
@@ -32,8 +33,6 @@ def docker_unavailable() -> str:
 @pytest_asyncio.fixture(scope="session", loop_scope="session", params=["local", "docker"])
 async def sandbox(request):
     if request.param == "docker" and (problem := docker_unavailable()):
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must test the docker sandbox: {problem}")
         pytest.skip(f"docker sandbox unavailable: {problem}")
     os.environ["AESENV_TEST_SECRET"] = SECRET  # set in the host before any worker starts
     sb = make_sandbox(request.param, workers=1)
@@ -74,16 +73,22 @@ async def test_raise_gives_error_with_traceback(sandbox):
     assert "worker.py" not in run.traceback
 
 
-@pytest.mark.parametrize(("code", "status", "reason"), [
-    ("def broken(:\n", RunStatus.ERROR, "SyntaxError"),
-    ("import sys\nprint('bye')\nsys.exit(0)\n", RunStatus.OK, ""),
-    ("import sys\nsys.exit(4)\n", RunStatus.ERROR, "exited with code 4"),
-    ("open('big.bin', 'wb').write(b'x' * (3 * 1024 * 1024))\n", RunStatus.KILLED, "file size limit"),
+@pytest.mark.parametrize(("code", "status", "reason", "stdout"), [
+    ("def broken(:\n", RunStatus.ERROR, "SyntaxError", ""),
+    ("import sys\nprint('bye')\nsys.exit(0)\n", RunStatus.OK, None, "bye\n"),
+    ("import sys\nprint('going')\nsys.exit(4)\n", RunStatus.ERROR, "exited with code 4", "going\n"),
+    ("open('big.bin', 'wb').write(b'x' * (3 * 1024 * 1024))\n", RunStatus.KILLED, "file size limit", ""),
 ])
-async def test_exit_paths(sandbox, code, status, reason):
+async def test_exit_paths(sandbox, code, status, reason, stdout):
+    """How a script ends decides the status; a clean exit has no reason at all, and what the
+    script printed before it ended is kept."""
     run = await sandbox.run_plot(code, {}, SandboxLimits(timeout_s=8, max_file_mb=2))
     assert run.status is status, run.reason + run.stderr
-    assert reason in run.reason
+    if reason is None:
+        assert run.reason == "" and run.ok
+    else:
+        assert reason in run.reason and not run.ok
+    assert run.stdout == stdout
 
 
 async def test_plotly_figures_created_without_show(sandbox):
@@ -94,13 +99,16 @@ async def test_plotly_figures_created_without_show(sandbox):
     assert json.loads(run.figures[0].plotly_json)["layout"]["title"]["text"] == "t"
 
 
-async def test_timeout_within_deadline(sandbox):
-    limits = SandboxLimits(timeout_s=1.5)
-    started = time.monotonic()
-    run = await sandbox.run_plot("while True:\n    pass\n", {}, limits)
-    elapsed = time.monotonic() - started
-    assert run.status is RunStatus.TIMEOUT
-    assert 1.5 <= elapsed < 1.5 + 2.0
+async def test_a_script_that_never_ends_is_stopped_at_its_deadline(sandbox):
+    """The deadline ends it, and says which deadline; the script had its turn first (it printed).
+    How close to the deadline it stops is measured by `aesenv bench deadlines`, not here; the
+    wait_for is a hang guard (a run takes about 2 s here)."""
+    code = "print('started', flush=True)\nwhile True:\n    pass\n"
+    run = await asyncio.wait_for(sandbox.run_plot(code, {}, SandboxLimits(timeout_s=1.5)), HANG_GUARD_S)
+    assert run.status is RunStatus.TIMEOUT and run.reason == "deadline of 1.5 s reached", run.reason
+    assert run.stdout == "started\n"
+    again = await sandbox.run_plot("print('next')\n", {}, QUICK)  # the worker is ready for the next job
+    assert again.ok and again.stdout == "next\n"
 
 
 async def test_cpu_limit_kills(sandbox):
@@ -306,8 +314,6 @@ async def test_without_isolation_the_record_says_so():
 @pytest.mark.slow
 async def test_docker_containers_are_removed():
     if problem := docker_unavailable():
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must test the docker sandbox: {problem}")
         pytest.skip(f"docker sandbox unavailable: {problem}")
     from aesenv.sandbox.docker import LABEL, client
 
@@ -335,8 +341,13 @@ async def test_close_during_a_run_leaves_nothing():
     await sb.start()
     slot = sb._slots[0]
     worker = slot.handle[0]
+    idle = len(descendants(worker.pid))
     running = asyncio.create_task(sb.run_plot("while True:\n    pass\n", {}, SandboxLimits(timeout_s=30)))
-    await asyncio.sleep(0.5)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + HANG_GUARD_S
+    while len(descendants(worker.pid)) <= idle:  # until the worker has forked the job: it is running
+        assert loop.time() < deadline and not running.done(), "the job never started"
+        await asyncio.sleep(0.02)
     await sb.close()
     run = await asyncio.wait_for(running, 10)
     assert run.status is RunStatus.INFRA_ERROR

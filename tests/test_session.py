@@ -28,11 +28,14 @@ async def test_session_keeps_the_page_open_with_its_clock_paused(renderer):
 
 
 async def _closed_soon(page) -> bool:
-    for _ in range(50):
-        if page.is_closed():
-            return True
-        await asyncio.sleep(0.1)
-    return False
+    """Wait for the page to close; 60 s is a hang guard (it closes within a second here)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 60.0
+    while not page.is_closed():
+        if loop.time() > deadline:
+            return False
+        await asyncio.sleep(0.02)
+    return True
 
 
 async def test_a_page_that_hangs_on_an_action_is_stopped_not_waited_for(renderer):

@@ -5,7 +5,8 @@ import pytest
 
 from aesenv.tasks import Category, Task, TaskLoadError, load_tasks
 
-SHARED_OPENDESIGN = Path(__file__).resolve().parents[2] / "shared" / "data" / "opendesign" / "all_prompt.jsonl"
+# OpenDesign's all_prompt.jsonl format ({id, prompt, category}), in a slice the repository ships
+OPENDESIGN_SLICE = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "opendesign_slice.jsonl"
 
 
 def write(tmp_path: Path, rows: list, name: str = "tasks.jsonl") -> Path:
@@ -61,9 +62,14 @@ def test_builtin_suite_covers_every_category():
     assert {t.category for t in tasks} == set(Category)
 
 
-@pytest.mark.skipif(not SHARED_OPENDESIGN.is_file(), reason="OpenDesign prompt file not present on this machine")
-def test_the_public_opendesign_file_loads():
-    tasks = load_tasks(f"opendesign:{SHARED_OPENDESIGN}")
-    assert len(tasks) == 840
+def test_the_shipped_opendesign_slice_loads():
+    """The slice `aesenv bench opendesign` runs by default, read as OpenDesign's prompt file: integer
+    ids become strings, each of the five categories has four prompts, and the order is the file's."""
+    tasks = load_tasks(f"opendesign:{OPENDESIGN_SLICE}")
+    assert [t.id for t in tasks] == [str(i) for i in range(1, 21)]
     counts = {c: sum(t.category is c for t in tasks) for c in Category}
-    assert counts[Category.WEBSITE] == 512 and counts[Category.GAME_DEV] == 114
+    assert counts == {c: 4 for c in Category}
+    assert tasks[0].category is Category.WEBSITE and tasks[0].prompt.startswith(
+        "Create a landing page for a neighbourhood bicycle repair shop")
+    assert all(t.source == "opendesign" and t.kind == "web" for t in tasks)
+    assert load_tasks(str(OPENDESIGN_SLICE)) == tasks  # the bare path is sniffed as OpenDesign

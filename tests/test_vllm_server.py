@@ -129,9 +129,9 @@ async def test_refine_episode_driven_by_the_served_model_is_recorded(vllm_server
     assert trajectory.usage["requests"] == 2 and trajectory.usage["completion_tokens"] > 0
     record = trajectory.record  # None only when scoring failed on our side
     assert record is not None, trajectory.steps[-1].observation
-    assert record["status"] in ("ok", "infra_error") and record["task_id"] == TASK.id
-    assert (trajectory.reward is None) == (record["reward"] is None)
-    assert record["reward"] is not None or record["status"] == "infra_error" or record["failure"]
+    # whatever the random model wrote is its answer: scored by our pipeline, which must not fail
+    assert record["status"] == "ok" and record["task_id"] == TASK.id, record.get("failure")
+    assert isinstance(record["reward"], float) and trajectory.reward == record["reward"]
 
 
 async def test_greedy_samples_are_refused_with_the_servers_reason(vllm_server):

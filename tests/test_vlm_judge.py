@@ -13,7 +13,7 @@ from PIL import Image
 
 from aesenv.judges import make_judge
 from aesenv.llm.client import ChatClient, ClientConfig, JudgeError
-from aesenv.judges.vlm import PROMPT_SHA256, VlmJudgeConfig, VlmStaticJudge
+from aesenv.judges.vlm import VlmJudgeConfig, VlmStaticJudge
 from aesenv.lint.htmlhint import HtmlHint
 from aesenv.render.models import PageMetrics, Rendering, RenderStatus
 from aesenv.rewards import ChannelStatus, PipelineConfig, RewardPipeline
@@ -22,6 +22,10 @@ from support.openai_server import choices, http_error
 
 API_KEY = "sk-vlm-test-key-9f8e7d6c5b4a"
 GOOD_PAGE = Path(__file__).parent / "data" / "good_page.html"
+# The rubric prompt's hash, pinned: every record names the prompt it was judged with, so an edit of
+# the prompt (system text, user template, category notes) must change this value and the version.
+PROMPT_SHA256 = "3e1d626e8e22fdc5ba7cbb7a9bebf71fe1b848896ac216d8370edd17f77d4832"
+
 TASK = Task(id="roastery", category="Website",
             prompt="A landing page for a coffee roastery with a shop and a subscription plan.")
 
@@ -70,7 +74,7 @@ async def test_judge_sends_rubric_category_instruction_and_a_jpeg(openai_server,
         assert phrase in request.text
     assert (judgement.alignment, judgement.aesthetics, judgement.structure, judgement.total) == (31, 23, 20, 74)
     assert judgement.rationale == "clear hierarchy, shop section thin"
-    assert judge.name == "openai:test-model" and PROMPT_SHA256[:12] in judge.version
+    assert judge.name == "openai:test-model" and judge.version == f"static-rubric-2+{PROMPT_SHA256[:12]}"
     ev = judgement.evidence
     assert ev["prompt_sha256"] == PROMPT_SHA256 and ev["cached"] is False
     assert ev["images"]["mode"] == "single" and ev["images"]["bytes"] == len(request.images[0])

@@ -385,10 +385,12 @@ async def test_executable_checks_grade_what_the_page_does(renderer, item, grade,
 
 
 class _Slow:
+    """Never answers: only the task's time budget can end its turn."""
+
     name = "slow"
 
     async def act(self, messages, tools=None):
-        await asyncio.sleep(30)
+        await asyncio.Event().wait()
 
 
 class _Broken:
@@ -405,7 +407,7 @@ async def test_the_time_budget_covers_the_whole_task_and_what_stands_is_graded(t
         broken = await run_task(task, _Broken(), pipeline, OfflineUser())
     record = slow.record
     assert record.status == "ok" and record.end == "time_budget" and record.reached == 1 and not record.rounds
-    assert record.wall_s < 30 and len(record.grades) == len(task.items()) and record.metrics["RS"] == 0.0
+    assert len(record.grades) == len(task.items()) and record.metrics["RS"] == 0.0
     assert broken.record.status == "policy_error" and broken.record.end == "agent_error"
     assert "went away" in broken.record.error and not broken.record.grades and not broken.record.metrics
 
