@@ -79,6 +79,17 @@ def test_selection_is_evenly_spaced_when_potentials_are_missing():
 def test_keep_recent_cuts_from_the_front():
     ids, mask = keep_recent(list(range(10)), [0, 1] * 5, cap=4)
     assert ids == [6, 7, 8, 9] and mask == [0, 1, 0, 1]
+    assert keep_recent([5, 6, 7], [1, 0, 1], cap=4) == ([5, 6, 7], [1, 0, 1])  # under the cap: whole
+    assert keep_recent([5, 6, 7, 8], [1, 0, 1, 1], cap=4) == ([5, 6, 7, 8], [1, 0, 1, 1])  # at the cap: whole
+    with pytest.raises(ValueError, match="differ in length"):
+        keep_recent([1, 2], [1])
+
+
+def test_two_samples_are_the_first_and_the_last_path_and_fewer_are_refused():
+    assert select_paths([0.1, 0.9, 0.2, 0.5], 2) == [0, 3]
+    assert select_paths([0.1, 0.9], 2) == [0, 1]
+    with pytest.raises(ValueError, match="max_samples must be >= 2"):
+        select_paths([0.1, 0.9, 0.2], 1)
 
 
 def _random_rollout(rng: random.Random) -> MessageTree:
@@ -200,3 +211,32 @@ def test_the_credit_command_prints_each_segment(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "segment 0: turns [1, 2], Φ 0.200" in out and "segment 1: turns [3, 4], Φ 0.900" in out and "δ +" in out
     assert "2 of 2 segments retained, 0 broadcast" in out
+
+
+def test_the_credit_command_prints_each_segment_and_counts_broadcasts(tmp_path, capsys):
+    """`python -m train.credit` on two recordings: one whose start is known (every retained segment
+    gets its offset, printed as trajectory_segments computes it) and one whose start is unknown
+    (broadcast, and said so)."""
+    import json
+
+    from train.credit import main, trajectory_segments
+
+    known = {**_recorded([0.2, 0.5, 0.9]), "start_potential": 0.1}
+    unknown = {**_recorded([0.4, 0.8]), "start_potential": None, "reward": None}
+    paths = []
+    for name, recorded in (("known", known), ("unknown", unknown)):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(recorded))
+        paths.append(str(path))
+    main([*paths, "--max-samples", "2"])
+    lines = capsys.readouterr().out.splitlines()
+    segments = trajectory_segments(known, 2)
+    first, last = segments[0], segments[2]
+    assert lines[0] == f"{paths[0]}: t, reward 0.7, start Φ 0.100"
+    assert lines[1] == f"  segment 0: turns [1, 2], Φ 0.200, ~{first['tokens']} tokens, δ {first['offset']:+.4f}"
+    assert lines[2] == f"  segment 1: turns [3, 4], Φ 0.500, ~{segments[1]['tokens']} tokens, δ dropped"
+    assert lines[3] == f"  segment 2: turns [5, 6], Φ 0.900, ~{last['tokens']} tokens, δ {last['offset']:+.4f}"
+    assert lines[4] == "  2 of 3 segments retained, 0 broadcast"
+    assert lines[5] == f"{paths[1]}: t, reward None, start Φ unknown"
+    assert lines[6].endswith("δ broadcast") and lines[7].endswith("δ broadcast")
+    assert lines[8] == "  2 of 2 segments retained, 2 broadcast" and len(lines) == 9

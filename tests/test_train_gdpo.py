@@ -58,3 +58,32 @@ def test_grpo_leaves_nan_out_of_its_group():
 def test_shape_errors_are_clear():
     with pytest.raises(ValueError, match=r"scores \[B, C\]"):
         gdpo_advantages(np.zeros(3), np.zeros(3, bool), np.zeros(3))
+
+
+def test_grpo_on_a_torch_tensor_worked_by_hand_with_its_own_eps():
+    """torch in, torch out (same dtype), and `eps` reaches the normalisation: groups [1, 2] and
+    [3, 10], unbiased std 0.7071 and 4.9497, advantages ±0.5/(0.7071+0.5) and ±3.5/(4.9497+0.5)."""
+    torch = pytest.importorskip("torch")
+    scores = torch.tensor([1.0, 2.0, 3.0, 10.0], dtype=torch.float32)
+    got = grpo_advantages(scores, [0, 0, 1, 1], eps=0.5)
+    assert isinstance(got, torch.Tensor) and got.dtype == torch.float32 and got.shape == (4,)
+    a, b = 0.5 / (math.sqrt(0.5) + 0.5), 3.5 / (math.sqrt(24.5) + 0.5)
+    assert got.tolist() == pytest.approx([-a, a, -b, b], abs=1e-6)
+    assert grpo_advantages([1, 2, 3, 10], np.array([0, 0, 1, 1]), eps=0.5).tolist() == pytest.approx([-a, a, -b, b])
+
+
+def test_gdpo_eps_is_added_to_the_std():
+    got = gdpo_advantages(np.array([[0.0], [1.0]]), np.ones((2, 1), bool), [7, 7], eps=1.0)
+    std = math.sqrt(0.5)
+    assert got.tolist() == pytest.approx([-0.5 / (std + 1.0), 0.5 / (std + 1.0)])
+
+
+@pytest.mark.parametrize("applicable_shape, groups", [((2, 3), [0, 0]), ((2, 2), [0, 0, 1])])
+def test_gdpo_refuses_any_mismatched_shape(applicable_shape, groups):
+    with pytest.raises(ValueError, match="want scores"):
+        gdpo_advantages(np.zeros((2, 2)), np.ones(applicable_shape, bool), groups)
+
+
+def test_gdpo_of_an_empty_batch_is_empty():
+    got = gdpo_advantages(np.zeros((0, 3)), np.zeros((0, 3), bool), np.array([], dtype=int))
+    assert isinstance(got, np.ndarray) and got.shape == (0,)
