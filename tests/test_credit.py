@@ -240,3 +240,22 @@ def test_the_credit_command_prints_each_segment_and_counts_broadcasts(tmp_path, 
     assert lines[5] == f"{paths[1]}: t, reward None, start Φ unknown"
     assert lines[6].endswith("δ broadcast") and lines[7].endswith("δ broadcast")
     assert lines[8] == "  2 of 2 segments retained, 2 broadcast" and len(lines) == 9
+
+
+def test_a_message_digest_covers_every_field_that_makes_it_another_message():
+    """Two context messages share a tree node only when role, content, tool calls, name and tool
+    call id all agree; key order inside a tool call does not matter; any content digests."""
+    import datetime
+
+    from train.credit import _digest
+
+    base = {"role": "tool", "content": "ok", "tool_calls": [{"id": "1", "function": {"name": "render"}}],
+            "name": "render", "tool_call_id": "c1"}
+    variants = [{**base, "role": "user"}, {**base, "content": "not ok"}, {**base, "tool_calls": []},
+                {**base, "name": "write_file"}, {**base, "tool_call_id": "c2"}]
+    digests = {_digest(m) for m in [base, *variants]}
+    assert len(digests) == 6 and all(len(d) == 16 for d in digests)
+    reordered = {**base, "tool_calls": [{"function": {"name": "render"}, "id": "1"}]}
+    assert _digest(reordered) == _digest(base)
+    assert _digest({**base, "extra": "not part of the message"}) == _digest(base)
+    assert len(_digest({"role": "user", "content": datetime.date(2026, 12, 4)})) == 16

@@ -80,5 +80,8 @@ def test_aescode_rule_visual_overall_worked_by_hand():
     # only Visual: Rule is None and Overall is Visual; no AesCode channel at all: None
     assert aescode_scores({"vgr": ok(0.7, 0.7)}) == {"rule": None, "visual": 0.7, "overall": 0.7}
     assert aescode_scores({"static": ok(90.0, 0.9), "execution": ok(1.0, 1.0)}) is None
+    # a checklist result without per-dimension scores adds nothing to Visual, even under the switch
+    bare = {"vgr": ok(0.4, 0.4), "checklist": ok(1.0, 1.0)}
+    assert aescode_scores(bare, checklist_in_visual=True) == {"rule": None, "visual": 0.4, "overall": 0.4}
     # rounded to 6 places, as logged
     assert aescode_scores({"text": ok(1 / 3, 1 / 3)})["rule"] == 0.333333

@@ -111,6 +111,14 @@ def test_metrics_follow_the_conjunctive_rule_by_hand():
     suite = suite_metrics([m, other])
     assert suite["RS"] == round((1 / 3 + 0) / 2, 4) and suite["IS"] == 0.0 and suite["VS"] == 1.0
     assert suite["DSR"] == 0.5 and suite["n"] == 2
+    # a task without items (nothing graded, or all weights zero) has no weighted score and no subset
+    # values, and a suite where no task has a subset reports None for it, never 0
+    empty = task_metrics([], delivered=False)
+    assert empty == {"RS": None, "FS": None, "IS": None, "VS": None, "DSR": 0.0, "weighted": None}
+    assert task_metrics([_grade("a", "visual", 3, 0.0)], delivered=True)["weighted"] is None
+    assert suite_metrics([empty]) == {"RS": None, "FS": None, "IS": None, "VS": None, "DSR": 0.0, "weighted": None,
+                                      "n": 1}
+    assert suite_metrics([]) == {name: None for name in ("RS", "FS", "IS", "VS", "DSR", "weighted")} | {"n": 0}
 
 
 def test_grades_are_three_only_in_full():
