@@ -259,3 +259,14 @@ def test_a_message_digest_covers_every_field_that_makes_it_another_message():
     assert _digest(reordered) == _digest(base)
     assert _digest({**base, "extra": "not part of the message"}) == _digest(base)
     assert len(_digest({"role": "user", "content": datetime.date(2026, 12, 4)})) == 16
+
+
+def test_a_context_that_is_exactly_the_current_path_continues_its_segment():
+    """The policy answers twice in a row (no tool result between): the second context is the path
+    so far, neither longer nor rewritten, and stays in the same segment."""
+    tree = MessageTree()
+    context = [{"role": "system", "content": "sys"}, {"role": "user", "content": "build a page"}]
+    first = {"role": "assistant", "content": "a plan"}
+    assert tree.record(context, first) == 0
+    assert tree.record([*context, first], {"role": "assistant", "content": "the page"}) == 0
+    assert len(tree.paths) == 1 and len(tree.paths[0]) == 4
