@@ -270,3 +270,20 @@ def test_a_context_that_is_exactly_the_current_path_continues_its_segment():
     assert tree.record(context, first) == 0
     assert tree.record([*context, first], {"role": "assistant", "content": "the page"}) == 0
     assert len(tree.paths) == 1 and len(tree.paths[0]) == 4
+
+
+def test_a_turn_a_rebuild_carried_is_trained_once_by_the_first_retained_path_that_holds_it():
+    """A compaction keeps the policy's last turn in the rebuilt context (`carried`): it stays the
+    generated turn it was, so when the path that wrote it is dropped the rebuilt path trains it, and
+    when both are kept only the first does."""
+    tree = MessageTree()
+    system, task = {"role": "system", "content": "sys"}, {"role": "user", "content": "build a page"}
+    written = {"role": "assistant", "content": "wrote index.html"}
+    assert tree.record([system, task], written) == 0
+    kept = tree.paths[0][-1]
+    rebuilt = [system, task, {"role": "user", "content": "summary of the work so far"}, written]
+    assert tree.record(rebuilt, {"role": "assistant", "content": "polished it"}, carried={3: kept}) == 1
+    assert tree.paths[1][3] is kept
+    assert tree.ownership([1])[1] == [False, False, False, True, True]  # the dropped path's turn is trained here
+    both = tree.ownership([0, 1])
+    assert both[0] == [False, False, True] and both[1] == [False, False, False, False, True]
