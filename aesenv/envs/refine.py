@@ -33,13 +33,11 @@ first render; `info["start_potential"]` is what the starting workspace is worth,
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import logging
 import math
 import time
 import weakref
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,6 +53,7 @@ from aesenv.envs.tools import (REFINE_TOOL_SPECS, ActionError, Intake, ToolCall,
                                parse_action, parse_text_action, shown, text_form_help, tool_schemas)
 from aesenv.kinds import Kind, Look
 from aesenv.llm.client import image_part
+from aesenv.memo import AsyncMemo
 from aesenv.quoting import OBSERVATION_GUARD
 from aesenv.rewards import PipelineConfig, RewardPipeline
 from aesenv.sandbox import CommandRun, RunStatus, SandboxLimits
@@ -127,9 +126,12 @@ class StartPotentials:
     size = 4096
 
     def __init__(self) -> None:
-        self._values: OrderedDict[str, float] = OrderedDict()
-        self._locks: dict[str, asyncio.Lock] = {}
-        self.looks = 0  # looks taken (cache misses), for tests and reports
+        self._memo: AsyncMemo[float | None] = AsyncMemo(self.size, keep=lambda value: value is not None)
+
+    @property
+    def looks(self) -> int:
+        """Looks taken (cache misses), for tests and reports."""
+        return self._memo.computed
 
     @classmethod
     def of(cls, pipeline: Any) -> "StartPotentials":
@@ -142,20 +144,7 @@ class StartPotentials:
         return hashlib.sha256(f"{kind}\n{task.model_dump_json()}\n{fingerprint}".encode()).hexdigest()
 
     async def get(self, key: str, measure: Callable[[], Awaitable[float | None]]) -> float | None:
-        if key in self._values:
-            self._values.move_to_end(key)
-            return self._values[key]
-        async with self._locks.setdefault(key, asyncio.Lock()):
-            if key not in self._values:
-                self.looks += 1
-                value = await measure()
-                if value is None:
-                    return None
-                self._values[key] = value
-                while len(self._values) > self.size:
-                    self._values.popitem(last=False)
-        self._locks.pop(key, None)
-        return self._values[key]
+        return await self._memo.get(key, measure)
 
 
 class AsyncRefineEnv(AsyncKindEnv):

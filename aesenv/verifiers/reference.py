@@ -9,12 +9,10 @@ in `prepare` — before the scored page takes a render slot, so a full renderer 
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import io
 import re
 import weakref
-from collections import OrderedDict
 from collections.abc import Callable
 from difflib import SequenceMatcher
 
@@ -25,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 from aesenv.render import Renderer, Rendering
 from aesenv.render.models import DomElement, RenderStatus
 from aesenv.channels.base import ChannelContext, ChannelResult, Evidence
+from aesenv.memo import AsyncMemo
 from aesenv.plots.vlm import decode_reference
 from aesenv.tasks.model import Task
 from aesenv.verifiers.channels import VerifierChannel
@@ -63,8 +62,8 @@ class ReferenceRenderings:
     _by_renderer: "weakref.WeakKeyDictionary[Renderer, ReferenceRenderings]" = weakref.WeakKeyDictionary()
 
     def __init__(self) -> None:
-        self._done: OrderedDict[str, Rendering] = OrderedDict()
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._memo: AsyncMemo[Rendering] = AsyncMemo(
+            _CACHE_SIZE, keep=lambda rendering: rendering.status is not RenderStatus.INFRA_ERROR)
 
     @classmethod
     def of(cls, renderer: Renderer) -> "ReferenceRenderings":
@@ -79,25 +78,16 @@ class ReferenceRenderings:
         canvas = f"{task.canvas.width}x{task.canvas.height}" if task.canvas else "page"
         return hashlib.sha256(f"{canvas}\n{task.reference_html}".encode()).hexdigest()
 
-    def _ready(self, key: str) -> bool:
-        return key in self._done and self._done[key].status is not RenderStatus.INFRA_ERROR
-
     async def prepare(self, task: Task, renderer: Renderer) -> None:
         key = self.key(task)
-        if key is None or self._ready(key):
+        if key is None:
             return
-        async with self._locks.setdefault(key, asyncio.Lock()):
-            if self._ready(key):
-                return
-            viewport = (task.canvas.width, task.canvas.height) if task.canvas else None
-            self._done[key] = await renderer.render(task.reference_html, viewport=viewport)
-            while len(self._done) > _CACHE_SIZE:
-                self._done.popitem(last=False)
-        self._locks.pop(key, None)  # a late waiter holds its own reference; at worst it renders twice
+        viewport = (task.canvas.width, task.canvas.height) if task.canvas else None
+        await self._memo.get(key, lambda: renderer.render(task.reference_html, viewport=viewport))
 
     def get(self, task: Task) -> Rendering | None:
         key = self.key(task)
-        return self._done.get(key) if key else None
+        return self._memo.peek(key) if key else None
 
 
 class ReferenceOptions(BaseModel):
