@@ -97,7 +97,7 @@ async def answer_with_reference(task: Task, policy: Policy, pipeline: RewardPipe
     chat turn (`act`), as a VL policy is trained; a policy without one answers the text."""
     kind = kind_of(task)
     act = getattr(policy, "act", None)
-    if act is None or not (kind.shows_reference and (task.reference_image or task.reference_html)):
+    if act is None or not kind.shows_reference_for(task):
         return await policy.generate(task)
     png = await reference_picture(task, pipeline)
     if png is None:

@@ -64,7 +64,7 @@ def to_row(task: Task, index: int, *, multi_turn: bool, reference_png: bytes | N
 def wants_reference(task: Task, multi_turn: bool) -> bool:
     """A single-turn row carries the task's reference when its kind shows it to the policy (the
     refine envs attach it to their first turn themselves)."""
-    return not multi_turn and kind_of(task).shows_reference and bool(task.reference_image or task.reference_html)
+    return not multi_turn and kind_of(task).shows_reference_for(task)
 
 
 async def reference_pictures(tasks: list[Task]) -> dict[str, bytes]:

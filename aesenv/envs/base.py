@@ -95,7 +95,7 @@ class AsyncKindEnv:
         vision-language policy sees what it is compared with from the first observation; as it
         was when the kind shows no reference or the task has none. When our renderer fails the
         text says so, rather than let a caption promise an image that is not there."""
-        if not (self.kind.shows_reference and (task.reference_image or task.reference_html)):
+        if not self.kind.shows_reference_for(task):
             return message
         png, _ = await self.kind.reference(self.pipeline.bench, task)
         if png is None:

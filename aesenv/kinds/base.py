@@ -97,6 +97,11 @@ class Kind:
         for channel in self.channel_classes:
             self.channels.register(channel.name)(channel)
 
+    def shows_reference_for(self, task: Task) -> bool:
+        """Whether a policy answering `task` is shown its reference (the kind shows references and
+        the task has one)."""
+        return self.shows_reference and bool(task.reference_image or task.reference_html)
+
     def env_id(self, mode: str) -> str:
         return f"Aes{self.title}{self.envs[mode][0]}-v0"
 
