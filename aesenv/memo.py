@@ -1,14 +1,16 @@
 """An async memo table for work many samples ask for at once (a reference page's render, a starting
 workspace's look): concurrent requests for one key wait for one computation, and the most recent
 `size` results are kept. A result `keep` refuses (our side failed) is handed back but computed again
-by the next request, so a transient failure is not remembered as the answer."""
+by the next request, so a transient failure is not remembered as the answer. `PerOwner` gives each
+owner (a renderer, a pipeline) a table of its own that goes when the owner goes."""
 
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 V = TypeVar("V")
 
@@ -44,3 +46,19 @@ class AsyncMemo(Generic[V]):
                     self._values.popitem(last=False)
         self._locks.pop(key, None)  # a late waiter holds its own lock; at worst it computes twice
         return value
+
+
+class PerOwner:
+    """`Cls.of(owner)`: the one instance of `Cls` for `owner`, kept only as long as the owner lives."""
+
+    _owners: "weakref.WeakKeyDictionary[Any, Any]"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._owners = weakref.WeakKeyDictionary()
+
+    @classmethod
+    def of(cls, owner: Any):
+        if owner not in cls._owners:
+            cls._owners[owner] = cls()
+        return cls._owners[owner]

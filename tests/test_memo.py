@@ -46,3 +46,25 @@ async def test_the_least_recently_used_result_goes_first():
     await memo.get("a", value("a"))  # a is now the most recent
     await memo.get("c", value("c"))
     assert memo.peek("a") == "a" and memo.peek("b") is None and memo.peek("c") == "c" and memo.computed == 3
+
+
+def test_each_owner_has_its_own_table_and_it_goes_with_the_owner():
+    import gc
+
+    from aesenv.memo import PerOwner
+
+    class Tables(PerOwner):
+        pass
+
+    class Other(PerOwner):
+        pass
+
+    class Owner:
+        pass
+
+    first, second = Owner(), Owner()
+    assert Tables.of(first) is Tables.of(first) and Tables.of(first) is not Tables.of(second)
+    assert type(Other.of(first)) is Other and len(Tables._owners) == 2 and len(Other._owners) == 1
+    del first
+    gc.collect()
+    assert len(Tables._owners) == 1 and len(Other._owners) == 0

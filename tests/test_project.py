@@ -553,7 +553,7 @@ async def test_an_episode_that_edits_before_looking_still_gets_segment_offsets(p
 
     task = BY_ID["project-fix-anchors"]
     env = make_core("AesWebProject-v0", [task], pipeline=project_pipeline)
-    StartPotentials._by_pipeline.pop(project_pipeline, None)  # earlier tests reset to this start: a fresh cache
+    StartPotentials._owners.pop(project_pipeline, None)  # earlier tests reset to this start: a fresh cache
     cache = StartPotentials.of(project_pipeline)
     looks = cache.looks
     _, info = await env.reset(task=task.id)

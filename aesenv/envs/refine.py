@@ -37,7 +37,6 @@ import hashlib
 import logging
 import math
 import time
-import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,7 +52,7 @@ from aesenv.envs.tools import (REFINE_TOOL_SPECS, ActionError, Intake, ToolCall,
                                parse_action, parse_text_action, shown, text_form_help, tool_schemas)
 from aesenv.kinds import Kind, Look
 from aesenv.llm.client import image_part
-from aesenv.memo import AsyncMemo
+from aesenv.memo import AsyncMemo, PerOwner
 from aesenv.quoting import OBSERVATION_GUARD
 from aesenv.rewards import PipelineConfig, RewardPipeline
 from aesenv.sandbox import CommandRun, RunStatus, SandboxLimits
@@ -117,12 +116,11 @@ class Outcome:
         return {"name": self.call.name if self.call else None, "ok": not self.error, "error": utf8_clean(self.error)}
 
 
-class StartPotentials:
+class StartPotentials(PerOwner):
     """Φ of starting workspaces, content-addressed (the kind, the task, the files) and kept per
     pipeline, so a task's start is looked at once however many rollouts and epochs reset to it;
     concurrent resets of one start wait for the same look. A failed look is not kept."""
 
-    _by_pipeline: "weakref.WeakKeyDictionary[Any, StartPotentials]" = weakref.WeakKeyDictionary()
     size = 4096
 
     def __init__(self) -> None:
@@ -132,12 +130,6 @@ class StartPotentials:
     def looks(self) -> int:
         """Looks taken (cache misses), for tests and reports."""
         return self._memo.computed
-
-    @classmethod
-    def of(cls, pipeline: Any) -> "StartPotentials":
-        if pipeline not in cls._by_pipeline:
-            cls._by_pipeline[pipeline] = cls()
-        return cls._by_pipeline[pipeline]
 
     @staticmethod
     def key(kind: str, task: Task, fingerprint: str) -> str:

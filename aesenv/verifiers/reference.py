@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import io
 import re
-import weakref
 from collections.abc import Callable
 from difflib import SequenceMatcher
 
@@ -23,7 +22,7 @@ from pydantic import BaseModel, ConfigDict
 from aesenv.render import Renderer, Rendering
 from aesenv.render.models import DomElement, RenderStatus
 from aesenv.channels.base import ChannelContext, ChannelResult, Evidence
-from aesenv.memo import AsyncMemo
+from aesenv.memo import AsyncMemo, PerOwner
 from aesenv.plots.vlm import decode_reference
 from aesenv.tasks.model import Task
 from aesenv.verifiers.channels import VerifierChannel
@@ -54,22 +53,14 @@ def canvas_size(task: Task, rendering: Rendering) -> tuple[int, int]:
     return (task.canvas.width, task.canvas.height) if task.canvas else rendering.viewport
 
 
-class ReferenceRenderings:
+class ReferenceRenderings(PerOwner):
     """Renderings of reference pages, one render per (page, canvas), shared by the channels of
     one renderer. A reference the page's own fault broke is remembered as such; one our side
     failed to render is tried again by the next sample."""
 
-    _by_renderer: "weakref.WeakKeyDictionary[Renderer, ReferenceRenderings]" = weakref.WeakKeyDictionary()
-
     def __init__(self) -> None:
         self._memo: AsyncMemo[Rendering] = AsyncMemo(
             _CACHE_SIZE, keep=lambda rendering: rendering.status is not RenderStatus.INFRA_ERROR)
-
-    @classmethod
-    def of(cls, renderer: Renderer) -> "ReferenceRenderings":
-        if renderer not in cls._by_renderer:
-            cls._by_renderer[renderer] = cls()
-        return cls._by_renderer[renderer]
 
     @staticmethod
     def key(task: Task) -> str | None:
