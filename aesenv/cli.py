@@ -12,8 +12,9 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-import aesenv
-from aesenv.kinds import WEB, env_ids
+from aesenv.version import __version__
+from aesenv.kinds import env_ids
+from aesenv.kinds.web.kind import WEB
 
 
 def _cmd_setup(args: argparse.Namespace) -> int:
@@ -58,7 +59,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
                             f" -- to install: {sysdeps.install_command([n.package for n in unmet])}" if unmet
                             else "") or "all system programs present"}
     checks["python"] = {"ok": True, "detail": sys.version.split()[0]}
-    checks["aesenv"] = {"ok": True, "detail": aesenv.__version__}
+    checks["aesenv"] = {"ok": True, "detail": __version__}
     try:
         checks["playwright"] = {"ok": True, "detail": metadata.version("playwright")}
     except metadata.PackageNotFoundError:
@@ -320,7 +321,7 @@ def build_parser() -> argparse.ArgumentParser:
     from aesenv.rewards.service import add_ray_arguments
 
     parser = argparse.ArgumentParser(prog="aesenv", description=__doc__)
-    parser.add_argument("--version", action="version", version=f"aesenv {aesenv.__version__}")
+    parser.add_argument("--version", action="version", version=f"aesenv {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("setup", help="install the Node tools (HTMLHint) and check the browser")

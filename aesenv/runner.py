@@ -30,7 +30,7 @@ from aesenv.envs.refine import AsyncRefineEnv
 from aesenv.jsonl import dumps
 from aesenv.kinds import kind_of
 from aesenv.llm.client import Usage, image_part
-from aesenv.plots.vlm import decode_reference
+from aesenv.render.references import decode_reference
 from aesenv.rewards import PipelineConfig, RewardPipeline, RewardRecord
 from aesenv.rewards.pipeline import Scored
 from aesenv.rewards.service import RayScorer, scorer
@@ -109,12 +109,12 @@ async def answer_with_reference(task: Task, policy: Policy, pipeline: RewardPipe
 
 
 async def reference_picture(task: Task, pipeline: Any) -> bytes | None:
-    """The reference picture beside a single-turn request: the kind's, rendered by our own bench;
+    """The reference picture beside a single-turn request: the kind's, rendered by our own backends;
     with envs served elsewhere (`RemoteScorer`), the one the served env attaches to its first
     prompt (the server renders it); a given `reference_image` as is when neither is at hand."""
-    bench = getattr(pipeline, "bench", None)
-    if bench is not None:
-        return (await kind_of(task).reference(bench, task))[0]
+    backends = getattr(pipeline, "backends", None)
+    if backends is not None:
+        return (await kind_of(task).reference(backends, task))[0]
     remote = getattr(pipeline, "remote_env", None)
     if remote is not None:
         env = remote(task)
@@ -138,7 +138,7 @@ def _first_image(messages: list[dict[str, Any]]) -> bytes | None:
 
 
 async def _refine_episode(task: Task, policy: Policy, pipeline: RewardPipeline, episodes: Path) -> Scored:
-    remote = getattr(pipeline, "remote_env", None)  # `aesenv.remote.RemoteScorer`: the env is served elsewhere
+    remote = getattr(pipeline, "remote_env", None)  # `aesenv.envs.remote.RemoteScorer`: the env is served elsewhere
     env = remote(task, "refine") if remote else AsyncRefineEnv([task], kind=task.kind, pipeline=pipeline)
     try:
         trajectory = await run_episode(env, policy, task=task)
@@ -162,7 +162,7 @@ async def run_episodes(tasks: list[Task], policy: Policy, out_dir: str | Path, *
     a rerun into the same directory must match it. `ray` ("local" or a cluster address) scores
     on a pool of `ray_actors` Ray actors (`aesenv.rewards.service`): the records are the same, so
     a run may resume on the other path. `env_url`: every episode runs in envs served there
-    (`aesenv serve`), scored by that server's pipeline (`aesenv.remote.RemoteScorer`)."""
+    (`aesenv serve`), scored by that server's pipeline (`aesenv.envs.remote.RemoteScorer`)."""
     if env_url is not None and ray is not None:
         raise ValueError("--env-url and --ray both say where episodes run: give one")
     if mode not in EPISODES:
@@ -188,7 +188,7 @@ async def run_episodes(tasks: list[Task], policy: Policy, out_dir: str | Path, *
     episode = EPISODES[mode]
 
     if env_url is not None:
-        from aesenv.remote import RemoteScorer
+        from aesenv.envs.remote import RemoteScorer
 
         opened: Any = RemoteScorer(env_url)
     else:

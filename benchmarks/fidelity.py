@@ -351,7 +351,8 @@ async def _score_page(page: FidelityPage, task: FidelityTask, renderer: Any, cha
     so blank and screenshot-less pages get exactly the reward pipeline's treatment."""
     from aesenv.artifact import extract_artifact
     from aesenv.render import RenderStatus
-    from aesenv.channels import ChannelStatus, Evidence
+    from aesenv.channels import ChannelStatus
+    from aesenv.kinds.page import PageEvidence
     from aesenv.tasks import Task
 
     artifact = extract_artifact(page.html)
@@ -363,7 +364,7 @@ async def _score_page(page: FidelityPage, task: FidelityTask, renderer: Any, cha
         attempts += 1
     render_ms = (time.perf_counter() - t0) * 1000
     t1 = time.perf_counter()
-    result = await channel.score(Evidence(Task(id=page.id, prompt=task.prompt, category=task.category,
+    result = await channel.score(PageEvidence(Task(id=page.id, prompt=task.prompt, category=task.category,
                                                source="fidelity"), artifact, rendering))
     row = {"page": page.id, "task": task.id, "render_status": rendering.status.value if rendering else "not_rendered",
            "render_attempts": attempts, "render_error": ((rendering.error if rendering else artifact.reason) or "")[:300],
@@ -383,7 +384,7 @@ async def score_corpus(corpus: Corpus, judge: Any, cache: ScoreCache, *, concurr
                        progress: bool = True, timeout_retries: int = 1) -> ScoreRun:
     """Score every page of the corpus: cached pages are read back, the rest rendered and judged."""
     from aesenv.render import RenderConfig, Renderer
-    from aesenv.channels.static import StaticChannel
+    from aesenv.kinds.web.static import StaticChannel
 
     judge_id = judge_identity(judge)
     run = ScoreRun()
@@ -552,7 +553,7 @@ async def arun_fidelity(out_dir: str | Path, *, judge_spec: str = "offline", jud
     corpus = select(corpus or load_corpus(), limit=limit, task_ids=task_ids, tags=tags)
     owned = judge is None
     if owned:
-        from aesenv.judges import make_judge
+        from aesenv.kinds.web.judges import make_judge
         judge = make_judge(judge_spec, **dict(judge_options or {}))
     start = time.perf_counter()
     try:

@@ -34,7 +34,7 @@ from aesenv.lint.htmlhint import HtmlHint
 from aesenv.render import RenderConfig, Renderer
 from aesenv.rewards import PipelineConfig, RewardPipeline
 from aesenv.rewards.record import RewardRecord
-from aesenv.kinds.project import PROJECT
+from aesenv.kinds.project.kind import PROJECT
 from aesenv.tasks import Task, load_tasks
 from aesenv.webdev.scored import DeliveryScores, delivery_scores, starting_files
 from aesenv.webdev.session import project_task

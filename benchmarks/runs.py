@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from aesenv.judges import default_judge, judge_setup_problem, offline_judge_warning
+from aesenv.kinds.web.judges import default_judge, judge_setup_problem, offline_judge_warning
 from policies import Policy, make_policy
 
 log = logging.getLogger(__name__)

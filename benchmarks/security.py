@@ -264,7 +264,7 @@ GOOD_PLOT = ("import matplotlib.pyplot as plt\nfig, ax = plt.subplots(figsize=(8
 
 async def _drawn_plot(sb, code: str):
     """A plot run with its figures drawn and described on the host, as the pipeline does."""
-    from aesenv.plots.figures import draw_figures
+    from aesenv.kinds.plot.figures import draw_figures
     from aesenv.render import RenderConfig, Renderer
 
     run = await sb.run_plot(code, {}, QUICK)
@@ -280,7 +280,7 @@ _DESCRIBE_HOOK = ("import sys\nfor _m in list(sys.modules.values()):\n"
 
 @probe(SANDBOX_PROBES, "forged-figure-description")
 async def _forged_description(sb, host: Host):
-    from aesenv.plots.judge import OfflinePlotJudge
+    from aesenv.kinds.plot.judge import OfflinePlotJudge
     from aesenv.tasks import Task
 
     good = await _drawn_plot(sb, GOOD_PLOT)

@@ -119,7 +119,7 @@ def local_server(env_id: str, max_sessions: int):
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    from aesenv.remote import AsyncRemoteEnv
+    from aesenv.envs.remote import AsyncRemoteEnv
 
     levels = [int(n) for n in args.levels.split(",")]
     results: dict[str, Any] = {"env": args.env, "task": args.task, "episodes_per_level": args.episodes,

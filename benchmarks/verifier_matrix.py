@@ -23,7 +23,7 @@ from typing import Any
 
 from aesenv.rewards import PipelineConfig, RewardPipeline
 from aesenv.tasks import Task, load_tasks
-from aesenv.verifiers import AESCODE_CHANNELS, AESCODE_EXTENDED_CHANNELS
+from aesenv.kinds.web.verifiers import AESCODE_CHANNELS, AESCODE_EXTENDED_CHANNELS
 from benchmarks.aescode_suite import PAGES_DIR, VARIANTS
 
 # The deterministic channels: AesCode's seven and ours beside them (lint as execution, chart and

@@ -119,7 +119,7 @@ class WebdevWorker:
 async def remote_runner(spec: dict[str, Any], url: str) -> AsyncIterator[Callable[[CompositeTask], Awaitable[TaskRun]]]:
     """`run(task)` with the policy here and the session (env, gate, user, acceptance) served at `url`
     (`aesenv serve`: its `AesWebdevBench-v0`); the record is the server's."""
-    from aesenv.remote import AsyncRemoteEnv
+    from aesenv.envs.remote import AsyncRemoteEnv
     from aesenv.serve.webdev import WEBDEV_ENV_ID
     from aesenv.trajectory import Trajectory
     from aesenv.webdev.session import project_task

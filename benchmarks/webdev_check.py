@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from aesenv.kinds.project import PROJECT
+from aesenv.kinds.project.kind import PROJECT
 from aesenv.rewards import PipelineConfig, RewardPipeline
 from aesenv.webdev.acceptance import accept
 from aesenv.webdev.gate import OfflineUser, Review, quoted_labels

@@ -15,7 +15,7 @@ import io
 import re
 from dataclasses import dataclass
 
-from aesenv.plots.judge import CHART_KINDS
+from aesenv.kinds.plot.judge import CHART_KINDS
 from aesenv.tasks import Task
 from policies.base import register_policy
 

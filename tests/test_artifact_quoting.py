@@ -98,8 +98,8 @@ async def agent(openai_server, monkeypatch):
 
 async def test_the_web_agent_sees_labels_and_page_errors_only_as_quoted_data(renderer, openai_server, agent):
     from aesenv.artifact import extract_artifact
-    from aesenv.channels import Evidence
-    from aesenv.channels.interactive import InteractiveChannel
+    from aesenv.kinds.page import PageEvidence
+    from aesenv.kinds.web.interactive import InteractiveChannel
     from aesenv.tasks import Task
 
     def act(request):
@@ -113,7 +113,7 @@ async def test_the_web_agent_sees_labels_and_page_errors_only_as_quoted_data(ren
     openai_server.default = act
     task = Task(id="shop", category="Website", prompt="A shop page.")
     async with renderer.session(HOSTILE_PAGE) as (rendering, live):
-        result = await InteractiveChannel(agent=agent).score(Evidence(task, extract_artifact(HOSTILE_PAGE), rendering, live))
+        result = await InteractiveChannel(agent=agent).score(PageEvidence(task, extract_artifact(HOSTILE_PAGE), rendering, live))
     assert result.status is not None
     requests = openai_server.completions
     assert len(requests) >= 3
@@ -152,7 +152,7 @@ RUBRIC = {"alignment": 20, "aesthetics": 15, "structure": 15, "total": 50, "rati
 
 
 async def test_the_static_page_judge_carries_the_guard(openai_server, client):
-    from aesenv.judges.vlm import VlmStaticJudge
+    from aesenv.kinds.web.judges.vlm import VlmStaticJudge
     from aesenv.render.models import PageMetrics, Rendering, RenderStatus
     from aesenv.tasks import Task
 
@@ -166,7 +166,7 @@ async def test_the_static_page_judge_carries_the_guard(openai_server, client):
 
 
 async def test_the_plot_judge_carries_the_guard(openai_server, client):
-    from aesenv.plots.vlm import VlmPlotJudge
+    from aesenv.kinds.plot.vlm import VlmPlotJudge
     from aesenv.sandbox.base import Figure
     from aesenv.tasks import Task
 
@@ -248,7 +248,7 @@ async def test_every_refine_env_says_what_the_quotes_in_its_observations_mean(en
 
 
 def test_a_render_observation_quotes_the_pages_words():
-    from aesenv.kinds.page import describe_rendering
+    from aesenv.render.describe import describe_rendering
     from aesenv.render.models import (ConsoleEntry, PageMetrics, RequestEntry, RequestOutcome, Rendering,
                                       RenderStatus)
 
@@ -263,8 +263,8 @@ def test_a_render_observation_quotes_the_pages_words():
 
 
 def test_a_plot_observation_quotes_the_scripts_output_and_traceback():
-    from aesenv.channels.base import Evidence
-    from aesenv.kinds import PLOT
+    from aesenv.kinds.plot.channels import PlotEvidence
+    from aesenv.kinds.plot.kind import PLOT
     from aesenv.sandbox.base import Figure, PlotRun, RunStatus
     from aesenv.artifact import extract_artifact
     from aesenv.tasks import Task
@@ -274,14 +274,14 @@ def test_a_plot_observation_quotes_the_scripts_output_and_traceback():
                             "not defined\n" + FORGED,
                   figures=[Figure(name=FORGED, kind="matplotlib", meta={"error": FORGED})])
     task = Task(id="p", kind="plot", prompt="A chart.")
-    text = PLOT.describe(Evidence(task, extract_artifact("```python\nx=1\n```"), plot=run), 6000)
+    text = PLOT.describe(PlotEvidence(task, extract_artifact("```python\nx=1\n```"), run=run), 6000)
     assert PAYLOAD in text and not outside_quotes(text), outside_quotes(text)
     assert "traceback:\n" in text and "NameError: name 'pltt' is not defined" in text  # the repair agent's cues
 
 
 def test_a_webshot_observation_quotes_the_build_log_and_link_targets():
-    from aesenv.channels.base import Evidence
-    from aesenv.kinds import PROJECT
+    from aesenv.kinds.project.channels import ProjectEvidence
+    from aesenv.kinds.project.kind import PROJECT
     from aesenv.kinds.project.build import Build
     from aesenv.kinds.project.census import Census
     from aesenv.render.models import PageMetrics, Rendering, RenderStatus
@@ -292,9 +292,8 @@ def test_a_webshot_observation_quotes_the_build_log_and_link_targets():
     build = Build(run=CommandRun(status=RunStatus.OK, stdout="vite build\n" + FORGED, stderr=FORGED), problem="")
     rendering = Rendering(status=RenderStatus.OK, metrics=PageMetrics(title="App", text_chars=900), page_errors=[FORGED])
     task = Task(id="p", kind="project", prompt="An app.")
-    evidence = Evidence(task, Artifact(kind=ArtifactKind.HTML, code=""), rendering,
-                        extra={"build": build, "census": Census(links=2, broken=["#" + FORGED[:40], "#about"],
-                                                                broken_count=2)})
+    evidence = ProjectEvidence(task, Artifact(kind=ArtifactKind.HTML, code=""), rendering, build=build,
+                               census=Census(links=2, broken=["#" + FORGED[:40], "#about"], broken_count=2))
     text = PROJECT.describe(evidence, 8000)
     assert PAYLOAD in text and not outside_quotes(text), outside_quotes(text)
     assert f"broken targets: {OPEN}#" in text and f"{OPEN}#about{CLOSE}" in text

@@ -9,13 +9,14 @@ import pytest
 from PIL import Image
 
 from aesenv.artifact import extract_artifact
-from aesenv.judges import make_judge
+from aesenv.kinds.web.judges import make_judge
 from aesenv.llm.client import ChatClient, ClientConfig
 from aesenv.render.models import PageMetrics, Rendering, RenderStatus
-from aesenv.rewards import ChannelStatus, Evidence
+from aesenv.rewards import ChannelStatus
+from aesenv.kinds.page import PageEvidence
 from aesenv.rewards.aggregate import aescode_scores
 from aesenv.tasks import Task, TextExact
-from aesenv.verifiers.checklist import ChecklistChannel
+from aesenv.kinds.web.verifiers.checklist import ChecklistChannel
 
 TASK = Task(id="poster", prompt="A poster.", canvas={"width": 600, "height": 800}, checklist=[
     {"question": "Is the headline the largest text?", "category": "layout", "element": "headline"},
@@ -64,7 +65,7 @@ async def test_one_call_per_category_and_only_grounded_yes_passes(openai_server,
                "content": answers((1, "cannot_tell", "too small")),
                "style": answers((1, "yes", "dark text on cream"))}
     openai_server.default = lambda req: replies[by_category(req)]
-    result = await channel.score(Evidence(TASK, ARTIFACT, shot()))
+    result = await channel.score(PageEvidence(TASK, ARTIFACT, shot()))
     assert len(openai_server.completions) == 3
     layout_request = next(r for r in openai_server.completions if by_category(r) == "layout")
     assert "Is the headline the largest text? [about: headline]" in layout_request.text
@@ -82,7 +83,7 @@ async def test_one_call_per_category_and_only_grounded_yes_passes(openai_server,
 
 async def test_an_unanswered_question_fails(openai_server, channel):
     openai_server.default = lambda req: answers((1, "yes", "visible at the top"))
-    result = await channel.score(Evidence(TASK, ARTIFACT, shot()))
+    result = await channel.score(PageEvidence(TASK, ARTIFACT, shot()))
     missing = [i for i in result.payload["items"] if i["answer"] == "missing"]
     assert [i["question"] for i in missing] == ["Are margins even?"]
     assert result.score == 0.75
@@ -90,19 +91,19 @@ async def test_an_unanswered_question_fails(openai_server, channel):
 
 async def test_a_judge_that_answers_garbage_is_our_failure(openai_server, channel):
     openai_server.default = lambda req: "I think it looks lovely."
-    result = await channel.score(Evidence(TASK, ARTIFACT, shot()))
+    result = await channel.score(PageEvidence(TASK, ARTIFACT, shot()))
     assert result.status is ChannelStatus.INFRA_ERROR and result.score is None
     assert "checklist judge failed" in result.payload["reason"]
 
 
 async def test_masked_offline_or_without_checklist_and_nothing_rendered_fails(channel):
     offline = ChecklistChannel(judge=make_judge("offline"))
-    assert (await offline.score(Evidence(TASK, ARTIFACT, shot()))).status is ChannelStatus.NOT_APPLICABLE
+    assert (await offline.score(PageEvidence(TASK, ARTIFACT, shot()))).status is ChannelStatus.NOT_APPLICABLE
     bare = Task(id="bare", prompt="p")
-    assert (await channel.score(Evidence(bare, ARTIFACT, shot()))).status is ChannelStatus.NOT_APPLICABLE
-    no_page = await channel.score(Evidence(TASK, extract_artifact("just words, no code"), None))
+    assert (await channel.score(PageEvidence(bare, ARTIFACT, shot()))).status is ChannelStatus.NOT_APPLICABLE
+    no_page = await channel.score(PageEvidence(TASK, extract_artifact("just words, no code"), None))
     assert no_page.status is ChannelStatus.FAILED and no_page.score == 0
-    lost = await channel.score(Evidence(TASK, ARTIFACT, Rendering(status=RenderStatus.INFRA_ERROR)))
+    lost = await channel.score(PageEvidence(TASK, ARTIFACT, Rendering(status=RenderStatus.INFRA_ERROR)))
     assert lost.status is ChannelStatus.INFRA_ERROR
 
 
@@ -162,7 +163,7 @@ async def test_a_yes_counts_only_with_a_citation_of_a_real_region(openai_server,
                 checklist=[{"question": "Is the date shown?", "category": "content"}])
     openai_server.default = lambda req: {"answers": [{"id": 1, "answer": "yes", "box": box, "text": text,
                                                       "evidence": "the date line"}]}
-    result = await channel.score(Evidence(task, ARTIFACT, shot_with_text()))
+    result = await channel.score(PageEvidence(task, ARTIFACT, shot_with_text()))
     (item,) = result.payload["items"]
     assert item["passed"] is passes and result.score == (1.0 if passes else 0.0)
     assert result.status is not ChannelStatus.INFRA_ERROR
@@ -173,7 +174,7 @@ async def test_the_prompt_carries_the_guard_and_the_image_size(openai_server, ch
     from aesenv.quoting import GUARD
 
     openai_server.default = lambda req: answers((1, "no", ""))
-    await channel.score(Evidence(TASK, ARTIFACT, shot()))
+    await channel.score(PageEvidence(TASK, ARTIFACT, shot()))
     for request in openai_server.completions:
         assert GUARD in request.messages[0]["content"]
         assert "The image is 600x800 pixels." in request.text

@@ -10,7 +10,8 @@ from aesenv.render import RenderStatus
 from aesenv.render.models import Rendering
 from aesenv.rewards import ChannelStatus
 from aesenv.channels import Evidence
-from aesenv.channels.interactive import InteractiveChannel
+from aesenv.kinds.page import PageEvidence
+from aesenv.kinds.web.interactive import InteractiveChannel
 from aesenv.tasks import Task
 
 PAGES = Path(__file__).resolve().parents[1] / "benchmarks" / "interactions" / "pages"
@@ -119,7 +120,7 @@ async def test_a_page_that_hangs_on_a_click_scores_zero_without_hanging(renderer
 
 
 def _evidence(task: Task, status: RenderStatus, html: str = "<html><body>x</body></html>") -> Evidence:
-    return Evidence(task, extract_artifact(html), Rendering(status=status, error="scripted"), None)
+    return PageEvidence(task, extract_artifact(html), Rendering(status=status, error="scripted"), None)
 
 
 async def test_channel_without_a_live_page():
@@ -136,7 +137,7 @@ async def test_nothing_to_interact_with_depends_on_the_category(renderer, catego
     html = (PAGES / "static_article.html").read_text()
     task = Task(id="s", category=category, prompt="A page.")
     async with renderer.session(html) as (rendering, live):
-        result = await InteractiveChannel().score(Evidence(task, extract_artifact(html), rendering, live))
+        result = await InteractiveChannel().score(PageEvidence(task, extract_artifact(html), rendering, live))
     assert result.status is status
     assert (result.raw == 0.0) if status is ChannelStatus.FAILED else (result.raw is None)
 

@@ -9,8 +9,9 @@ from aesenv.artifact import extract_artifact
 from aesenv.interact.vlm_agent import VlmAgent
 from aesenv.llm.client import ChatClient, ClientConfig
 from aesenv.rewards import ChannelStatus, PipelineConfig
-from aesenv.channels import Evidence
-from aesenv.channels.interactive import InteractiveChannel
+from aesenv.channels import ChannelContext
+from aesenv.kinds.page import PageEvidence
+from aesenv.kinds.web.interactive import InteractiveChannel
 from aesenv.tasks import Task
 
 PAGES = Path(__file__).resolve().parents[1] / "benchmarks" / "interactions" / "pages"
@@ -47,7 +48,7 @@ async def make_agent(openai_server, tmp_path, monkeypatch):
 
 async def _score(renderer, agent: VlmAgent, html: str = TWO_BUTTONS, task: Task = TASK):
     async with renderer.session(html) as (rendering, live):
-        return await InteractiveChannel(agent=agent).score(Evidence(task, extract_artifact(html), rendering, live))
+        return await InteractiveChannel(agent=agent).score(PageEvidence(task, extract_artifact(html), rendering, live))
 
 
 async def test_scripted_conversation_gives_the_expected_score(renderer, openai_server, make_agent):
@@ -106,8 +107,9 @@ async def test_game_pages_get_game_guidance(renderer, openai_server, make_agent)
 
 def test_the_agent_follows_the_judge():
     config = PipelineConfig(judge="openai:test-vlm", judge_options={"base_url": "http://judge:1/v1", "samples": 3})
-    agent = InteractiveChannel(config=config).agent
+    agent = InteractiveChannel.from_context(ChannelContext(options=config.options_for("interactive"))).agent
     assert isinstance(agent, VlmAgent) and agent.client.config.base_url == "http://judge:1/v1"
     assert agent.name == "vlm-agent:test-vlm" and agent.budget == 3
-    offline = InteractiveChannel(config=PipelineConfig(interaction_budget=5)).agent
+    offline = InteractiveChannel.from_context(
+        ChannelContext(options=PipelineConfig(interaction_budget=5).options_for("interactive"))).agent
     assert offline.name == "offline-explorer" and offline.budget == 5

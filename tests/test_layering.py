@@ -1,16 +1,24 @@
-"""Layering of the source tree, read with `ast` alone (nothing here imports aesenv):
+"""Layering of the source tree, read with `ast` (only the last tests import aesenv, each in a
+fresh interpreter):
 
 - aesenv is the library: no module under aesenv/ imports the applications built on it
   (`policies`, `benchmarks`, `train`), at module level or inside a function. A module name in a
   string (`importlib.import_module("benchmarks.x")`) is not an import statement and is not counted.
-- aesenv's own modules import each other without cycles. An edge goes to the exact module named
-  (`from a.b import c`: to `a.b.c` when that is a module, else to `a.b`), with no implicit edge to
-  parent packages; function-level imports count, imports under `if TYPE_CHECKING:` do not.
+- aesenv's own modules import each other without cycles and never upwards (`LAYERS`). An edge goes
+  to the exact module named (`from a.b import c`: to `a.b.c` when that is a module, else to `a.b`)
+  and, as Python runs them first, to that module's parent packages, except the importer's own
+  (already running) and those whose `__init__` imports nothing of the package (running them
+  loads nothing). Function-level imports count, and so do imports under
+  `if TYPE_CHECKING:`: a type a module names is a dependency a reader follows.
+- `import aesenv` and `import aesenv.render` load no kind, and `import aesenv` none of
+  Playwright, torch or the OpenAI SDK: kinds are registered by entry point and loaded on first use.
 """
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,22 +39,51 @@ def source_modules(root: Path, package: str = LIBRARY) -> dict[str, Path]:
     return {module_name(path, root): path for path in sorted((root / package).rglob("*.py"))}
 
 
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
-        (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+# aesenv's layers, lowest first: a module may import its own layer and those below, never above.
+# A prefix names a module and everything under it; the longest matching prefix decides.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    # foundation: data types and small utilities
+    ("aesenv.version", "aesenv.paths", "aesenv.jsonl", "aesenv.text", "aesenv.colour", "aesenv.memo",
+     "aesenv.quoting", "aesenv.procfs", "aesenv.registry", "aesenv.specs", "aesenv.sysdeps", "aesenv.artifact",
+     "aesenv.tasks"),
+    # machinery with no notion of a reward: sandboxes, the browser, the linter, model clients, node tools
+    ("aesenv.sandbox", "aesenv.render", "aesenv.lint", "aesenv.llm", "aesenv.node"),
+    # the channel contract
+    ("aesenv.channels",),
+    # what several kinds share: rubric judging, the page agents
+    ("aesenv.judging", "aesenv.interact"),
+    # the kinds' registry and contract, then the kinds (a project's pages are judged as pages)
+    ("aesenv.kinds.envs", "aesenv.kinds.page"),
+    ("aesenv.kinds.base",),
+    ("aesenv.kinds.web", "aesenv.kinds.plot"),
+    ("aesenv.kinds.project",),
+    ("aesenv.kinds",),
+    # scoring: one pipeline over every kind
+    ("aesenv.rewards",),
+    # episodes and runs over the pipeline
+    ("aesenv.policy", "aesenv.context", "aesenv.report", "aesenv.loop", "aesenv.serve.models"),
+    ("aesenv.envs", "aesenv.trajectory", "aesenv.runner", "aesenv.webdev"),
+    # surfaces: data building, serving, the command line, the package root
+    ("aesenv.data", "aesenv.serve", "aesenv.cli"),
+    ("aesenv",),
+)
+
+
+def layer_of(module: str, layers=LAYERS) -> int:
+    """The index of the layer whose longest prefix matches `module` (-1: in none)."""
+    best, found = -1, -1
+    for index, prefixes in enumerate(layers):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
+                best, found = len(prefix), index
+    return found
 
 
 def _import_nodes(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
-    """Every import statement under `node`, at any depth, except the body of `if TYPE_CHECKING:`."""
+    """Every import statement under `node`, at any depth (`if TYPE_CHECKING:` bodies included)."""
     for child in ast.iter_child_nodes(node):
         if isinstance(child, (ast.Import, ast.ImportFrom)):
             yield child
-        elif isinstance(child, ast.If) and _is_type_checking(child.test):
-            for other in child.orelse:
-                if isinstance(other, (ast.Import, ast.ImportFrom)):
-                    yield other
-                else:
-                    yield from _import_nodes(other)
         else:
             yield from _import_nodes(child)
 
@@ -88,11 +125,32 @@ def application_imports(root: Path, package: str = LIBRARY, applications=APPLICA
     return found
 
 
+def _parents(module: str) -> list[str]:
+    parts = module.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
+
+
 def import_graph(root: Path, package: str = LIBRARY) -> dict[str, set[str]]:
-    """module -> the package's own modules it imports (self-imports left out)."""
+    """module -> the package's own modules it imports (self-imports left out), with the parent
+    packages Python runs on the way, except the importer's own parents (already running)."""
     modules = source_modules(root, package)
-    return {name: {t for _, _, t in imports(path, name, modules) if t in modules and t != name}
-            for name, path in modules.items()}
+    direct = {name: {t for _, _, t in imports(path, name, modules) if t in modules} - {name}
+              for name, path in modules.items()}
+    graph: dict[str, set[str]] = {}
+    for name, targets in direct.items():
+        own = set(_parents(name))
+        graph[name] = targets | {p for t in targets for p in _parents(t) if p in modules and p not in own and p != name and direct[p]}
+    return graph
+
+
+def upward_edges(graph: dict[str, set[str]], layers=LAYERS) -> list[str]:
+    """`a -> b` for each edge from a module to one in a higher layer (or in no layer)."""
+    found = []
+    for source in sorted(graph):
+        for target in sorted(graph[source]):
+            if layer_of(target, layers) > layer_of(source, layers) or layer_of(target, layers) < 0:
+                found.append(f"{source} (layer {layer_of(source, layers)}) -> {target} (layer {layer_of(target, layers)})")
+    return found
 
 
 def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -184,6 +242,38 @@ def test_aesenv_has_no_import_cycles():
     assert not cycles, "import cycles among aesenv's modules:\n" + "\n".join(cycles)
 
 
+def test_every_module_has_a_layer_and_imports_none_above_it():
+    graph = import_graph(ROOT)
+    homeless = [m for m in graph if layer_of(m) < 0]
+    assert not homeless, f"modules in no layer of LAYERS: {homeless}"
+    upward = upward_edges(graph)
+    assert not upward, "imports from a lower layer into a higher one:\n" + "\n".join(upward)
+
+
+def _loaded_after(statement: str) -> set[str]:
+    probe = f"import sys\n{statement}\nprint('\\n'.join(sorted(sys.modules)))"
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True)
+    return set(result.stdout.split())
+
+
+def test_importing_aesenv_loads_no_kind_and_no_heavy_dependency():
+    loaded = _loaded_after("import aesenv")
+    heavy = sorted(m for m in loaded if m.split(".")[0] in ("playwright", "torch", "openai", "ray", "vllm"))
+    kinds = sorted(m for m in loaded if m.startswith(("aesenv.kinds.web", "aesenv.kinds.plot", "aesenv.kinds.project",
+                                                        "aesenv.kinds.base", "aesenv.render", "aesenv.rewards")))
+    assert not heavy and not kinds, f"`import aesenv` loaded {heavy + kinds}"
+    import_render = _loaded_after("import aesenv.render")  # the kinds' registry of names may load, no kind
+    above = sorted(m for m in import_render if m.startswith(("aesenv.kinds.", "aesenv.channels", "aesenv.rewards"))
+                   and m != "aesenv.kinds.envs")
+    assert not above, f"`import aesenv.render` loaded {above}"
+
+
+def test_a_kind_loads_on_first_lookup():
+    loaded = _loaded_after("import gymnasium as gym, aesenv\nassert 'AesPlot-v0' in gym.registry\n"
+                           "from aesenv.kinds import KINDS\nKINDS['plot']")
+    assert "aesenv.kinds.plot.kind" in loaded and "aesenv.kinds.project.kind" not in loaded
+
+
 def test_the_checker_finds_a_cycle_and_an_application_import(tmp_path):
     files = {
         "lib/__init__.py": "from lib.a import f\n",
@@ -201,9 +291,30 @@ def test_the_checker_finds_a_cycle_and_an_application_import(tmp_path):
         (tmp_path / name).write_text(text)
 
     assert application_imports(tmp_path, "lib") == ["lib/a.py:4: from policies.x import y",
+                                                    "lib/d.py:4: import train",  # a type-only import too
                                                     "lib/sub/leaf.py:1: import benchmarks"]
     graph = import_graph(tmp_path, "lib")
-    assert graph["lib"] == {"lib.a"}  # no implicit edge to parent packages, none from children to them
+    assert graph["lib"] == {"lib.a"}  # a module's own parent packages are not edges
     assert graph["lib.sub"] == {"lib.a", "lib.sub.leaf"}  # relative imports resolved
-    assert graph["lib.d"] == set()  # type-only imports and strings are not edges
-    assert import_cycles(graph) == ["lib.a -> lib.b -> lib.c -> lib.a"]
+    assert graph["lib.d"] == {"lib.e"}  # type-only imports count; strings do not
+    assert graph["lib.e"] == {"lib.d"}
+    assert import_cycles(graph) == ["lib.a -> lib.b -> lib.c -> lib.a", "lib.d -> lib.e -> lib.d"]
+    layers = (("lib.sub", "lib.b"), ("lib.a",), ("lib",))
+    assert upward_edges(graph, layers) == ["lib.b (layer 0) -> lib.c (layer 2)", "lib.sub (layer 0) -> lib.a (layer 1)"]
+    assert layer_of("lib.sub.leaf", layers) == 0 and layer_of("lib.subway", layers) == 2  # prefixes end at a dot
+    assert layer_of("other", layers) == -1 and upward_edges({"lib.a": {"other"}}, layers) == [
+        "lib.a (layer 1) -> other (layer -1)"]
+
+
+def test_importing_a_module_runs_its_parent_packages(tmp_path):
+    files = {"lib/__init__.py": "", "lib/low.py": "from lib.high.leaf import x\nfrom lib.inert.leaf import y\n",
+             "lib/high/__init__.py": "from lib import low\n", "lib/high/leaf.py": "x = 1\n",
+             "lib/inert/__init__.py": "import os\n", "lib/inert/leaf.py": "y = 1\n"}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    graph = import_graph(tmp_path, "lib")
+    # lib.high's __init__ runs first; lib.inert's runs too, but loads nothing of lib
+    assert graph["lib.low"] == {"lib.high.leaf", "lib.high", "lib.inert.leaf"}
+    assert graph["lib.high.leaf"] == set()  # its own parent lib.high is already running
+    assert import_cycles(graph) == ["lib.high -> lib.low -> lib.high"]

@@ -14,7 +14,7 @@ import pytest
 
 from aesenv.artifact import extract_artifact
 from aesenv.channels.base import Evidence
-from aesenv.channels.execution import ExecutionChannel
+from aesenv.kinds.web.execution import ExecutionChannel
 from aesenv.lint.htmlhint import AESCODER_RULES, LINT_FAILURE_RULE, HtmlHint, htmlhint_module_dir
 from aesenv.paths import node_dir
 from aesenv.rewards import ChannelStatus

@@ -16,9 +16,10 @@ import pytest
 
 from aesenv import cli
 from aesenv.artifact import Artifact, ArtifactKind
-from aesenv.channels.static import StaticChannel
-from aesenv.judges import JUDGES
-from aesenv.kinds import KINDS, Kind, env_ids, register_kind
+from aesenv.kinds.web.static import StaticChannel
+from aesenv.kinds.web.judges import JUDGES
+from aesenv.kinds import KINDS, env_ids, register_kind
+from aesenv.kinds.base import Kind
 from aesenv.policy import register_policy
 from aesenv.rewards import ChannelStatus
 from aesenv.tasks import Task

@@ -7,9 +7,9 @@ import json
 import pytest
 import pytest_asyncio
 
-from aesenv.judges.base import RUBRIC_MAX
-from aesenv.judges.copy import prompt_terms, stem
-from aesenv.judges.offline import OfflineDesignJudge
+from aesenv.judging.base import RUBRIC_MAX
+from aesenv.judging.copy import prompt_terms, stem
+from aesenv.kinds.web.judges.offline import OfflineDesignJudge
 from aesenv.render import Renderer, Rendering, RenderStatus
 from aesenv.tasks import Task
 from benchmarks.degradation import DEGRADATIONS, handwritten_pages

@@ -5,13 +5,12 @@ import asyncio
 import contextlib
 
 import pytest
-from playwright.async_api import Error as PlaywrightError
 
 from aesenv.artifact import extract_artifact
 from aesenv.interact.models import InteractionReport
 from aesenv.rewards import ChannelStatus
-from aesenv.channels import Evidence
-from aesenv.channels.interactive import InteractiveChannel
+from aesenv.kinds.page import PageEvidence
+from aesenv.kinds.web.interactive import InteractiveChannel
 from aesenv.tasks import Task
 
 UI = Task(id="ui", category="UI Component", prompt="A widget with a button.")
@@ -63,7 +62,7 @@ document.body.appendChild(f); }</script></body></html>"""
 
 async def _interactive(renderer, html: str, task: Task):
     async with renderer.session(html) as (rendering, live):
-        result = await InteractiveChannel().score(Evidence(task, extract_artifact(html), rendering, live))
+        result = await InteractiveChannel().score(PageEvidence(task, extract_artifact(html), rendering, live))
     return rendering, result
 
 
@@ -131,7 +130,7 @@ async def test_our_own_script_failing_stays_an_infra_error(renderer):
     html = "<html><body><button>x</button></body></html>"
     async with renderer.session(html) as (rendering, live):
         result = await InteractiveChannel(agent=_BuggyAgent()).score(
-            Evidence(UI, extract_artifact(html), rendering, live))
+            PageEvidence(UI, extract_artifact(html), rendering, live))
     assert result.status is ChannelStatus.INFRA_ERROR, result.payload
 
 
@@ -197,6 +196,6 @@ async def test_a_page_that_crashes_is_its_failure_not_a_thrown_error(renderer):
         with pytest.raises(PageCrashed):
             await live.advance(100)
         assert live.trace.crashed and not live.page_errors
-        result = await InteractiveChannel().score(Evidence(UI, extract_artifact(html), rendering, live))
+        result = await InteractiveChannel().score(PageEvidence(UI, extract_artifact(html), rendering, live))
     assert result.status is ChannelStatus.FAILED and result.raw == 0.0, result.payload
     assert "crashed" in result.payload["steps"][-1]["verdict"]["reason"], result.payload

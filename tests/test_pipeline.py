@@ -3,7 +3,7 @@ import functools
 
 import pytest
 
-from aesenv.judges.base import StaticJudgement
+from aesenv.judging.base import StaticJudgement
 from aesenv.lint.htmlhint import HtmlHint
 from aesenv.rewards import ChannelStatus, RewardPipeline
 from aesenv.tasks import Task

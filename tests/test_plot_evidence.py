@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from aesenv.plots.figures import draw_figures
-from aesenv.plots.svg_scene import MAX_IMAGE_PIXELS
+from aesenv.kinds.plot.figures import draw_figures
+from aesenv.kinds.plot.svg_scene import MAX_IMAGE_PIXELS
 from aesenv.rewards import ChannelStatus
 from aesenv.sandbox import RunStatus
 from aesenv.tasks import load_tasks
@@ -155,7 +155,7 @@ HONEST = {
 async def test_honest_figures_draw_and_describe(plot_pipeline, name):
     """No honest figure is refused: each draws, is described with its texts and marks, and (where
     the chart kind is plain) shows the marks a reader would name it by."""
-    from aesenv.plots.judge import digest
+    from aesenv.kinds.plot.judge import digest
 
     code, kinds = HONEST[name]
     run = await drawn(plot_pipeline, code)

@@ -219,7 +219,7 @@ def test_docker_container_holds_a_job_at_its_limit_and_the_worker():
 def densify_then_cap(paths: list[np.ndarray], limit: int) -> np.ndarray:
     """What the figure description computed before: every inserted point of every path, then
     `limit` of them (the reference the lean version must match exactly)."""
-    from aesenv.plots.drawn import STEP_PX, cap
+    from aesenv.kinds.plot.drawn import STEP_PX, cap
 
     dense = []
     for pts in paths:
@@ -235,7 +235,7 @@ def densify_then_cap(paths: list[np.ndarray], limit: int) -> np.ndarray:
 
 def test_sampling_along_a_line_matches_densify_then_cap():
     """The lean sampling gives exactly the points the judge saw before, for paths of any shape."""
-    from aesenv.plots import drawn as fm
+    from aesenv.kinds.plot import drawn as fm
 
     rng = np.random.default_rng(3)
     shapes = [np.zeros((0, 2)), rng.random((1, 2)), rng.random((2, 2)) * 5, rng.random((50, 2)) * 900,
@@ -252,7 +252,7 @@ def test_sampling_along_a_line_matches_densify_then_cap():
 async def test_a_dense_line_is_saved_as_pixels_and_still_scores(plot_pipeline):
     """A million-point line would make a vector file of tens of MB: the worker saves such an
     artist as an image inside the SVG, and the figure draws, describes and scores as a chart."""
-    from aesenv.plots.figures import draw_figures
+    from aesenv.kinds.plot.figures import draw_figures
     from aesenv.tasks import load_tasks
 
     code = ("import numpy as np, matplotlib.pyplot as plt\nx = np.arange(1_000_000, dtype=float)\n"

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aesenv.plots import drawn
-from aesenv.plots.svg_scene import (BadFigure, MAX_DEPTH, parse_path, parse_transform, read_scene)
+from aesenv.kinds.plot import drawn
+from aesenv.kinds.plot.svg_scene import (BadFigure, MAX_DEPTH, parse_path, parse_transform, read_scene)
 
 NS = 'xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink"'
 
@@ -172,14 +172,14 @@ def test_a_text_is_shown_only_when_legible_in_the_picture():
 
 
 def _text(text, box, size=10.0, rotation=0.0):
-    from aesenv.plots.svg_scene import Item
+    from aesenv.kinds.plot.svg_scene import Item
 
     item = Item(kind="text", order=0, hints=(), box=box, opacity=1.0, text=text, size_px=size, rotation=rotation)
     return drawn.ShownText(item, box, np.zeros(3))
 
 
 def _panel(box):
-    from aesenv.plots.svg_scene import Item
+    from aesenv.kinds.plot.svg_scene import Item
 
     panel = drawn.Panel(key="p", box=box)
     panel.decorations = [Item(kind="path", order=0, hints=(), box=(box[0], box[3], box[2], box[3]), opacity=1.0)]
@@ -216,7 +216,7 @@ def test_a_lone_text_is_not_a_tick_row_and_a_legend_needs_keys():
 
 
 def _rect_mark(box, artist):
-    from aesenv.plots.svg_scene import Item
+    from aesenv.kinds.plot.svg_scene import Item
 
     x0, y0, x1, y1 = box
     outline = np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1], [x0, y0]], dtype=float)

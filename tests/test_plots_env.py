@@ -16,11 +16,12 @@ from PIL import Image
 import aesenv  # noqa: F401 - registers the envs
 from aesenv.envs import make_core
 from aesenv.artifact import extract_artifact
-from aesenv.plots.figures import draw_figures
-from aesenv.plots.vlm import COMPARE_PROMPT, RUBRIC_PROMPT, openai_plot_judge
+from aesenv.kinds.plot.figures import draw_figures
+from aesenv.kinds.plot.vlm import COMPARE_PROMPT, RUBRIC_PROMPT, openai_plot_judge
 from aesenv.render import RenderConfig, Renderer
-from aesenv.rewards import ChannelStatus, Evidence, PipelineConfig, RewardPipeline, RewardRecord
-from aesenv.channels.plot import PlotExecutionChannel
+from aesenv.rewards import ChannelStatus, PipelineConfig, RewardPipeline, RewardRecord
+from aesenv.kinds.plot.channels import PlotEvidence
+from aesenv.kinds.plot.channels import PlotExecutionChannel
 from aesenv.sandbox import Figure, PlotRun, RunStatus, make_sandbox
 from aesenv.tasks import TaskLoadError, load_tasks
 from policies.plot_template import write_script
@@ -84,7 +85,7 @@ async def test_figures_without_an_allowed_library_fail_execution():
     run = PlotRun(status=RunStatus.OK, imported=["numpy", "PIL"],
                   figures=[Figure(name="figure-1.png", kind="matplotlib", png=png())])
     artifact = extract_artifact(answer("import numpy"))
-    result = await PlotExecutionChannel().score(Evidence(LINE, artifact, None, plot=run))
+    result = await PlotExecutionChannel().score(PlotEvidence(LINE, artifact, run=run))
     assert result.status is ChannelStatus.FAILED and result.raw == -1.0
     assert "no allowed plotting library" in result.payload["reason"]
 

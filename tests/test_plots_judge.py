@@ -17,8 +17,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from aesenv.plots.figures import draw_figures  # noqa: E402
-from aesenv.plots.judge import OfflinePlotJudge  # noqa: E402
+from aesenv.kinds.plot.figures import draw_figures  # noqa: E402
+from aesenv.kinds.plot.judge import OfflinePlotJudge  # noqa: E402
 from aesenv.sandbox.base import Figure, PlotRun, RunStatus  # noqa: E402
 from aesenv.tasks import Task  # noqa: E402
 

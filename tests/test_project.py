@@ -23,8 +23,8 @@ from aesenv.envs import make_core
 from aesenv.envs.project import PROJECT_TOOL_SPECS
 from aesenv.envs.refine import as_text
 from aesenv.envs.tools import ActionError, parse_action
-from aesenv.kinds import PROJECT
-from aesenv.kinds.project import potential_of
+from aesenv.kinds.project.kind import PROJECT
+from aesenv.kinds.project.kind import potential_of
 from aesenv.kinds.project.build import scaffold_files
 from aesenv.kinds.project.census import (Census, pixel_similarity, requirement_score, source_authoring,
                                          text_overlap)

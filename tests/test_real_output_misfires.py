@@ -11,8 +11,8 @@ import pytest
 from aesenv.artifact import extract_artifact
 from aesenv.render import RenderConfig, Renderer
 from aesenv.rewards import ChannelStatus
-from aesenv.channels import Evidence
-from aesenv.channels.interactive import InteractiveChannel
+from aesenv.kinds.page import PageEvidence
+from aesenv.kinds.web.interactive import InteractiveChannel
 from aesenv.tasks import Task
 
 WEBSITE = Task(id="contact", category="Website", prompt="A contact page for a design studio.")
@@ -73,7 +73,7 @@ HOSTILE_TO_OUR_SCRIPTS = {
 
 async def _session_scores(renderer, html: str, task: Task):
     async with renderer.session(html) as (rendering, live):
-        result = await InteractiveChannel().score(Evidence(task, extract_artifact(html), rendering, live))
+        result = await InteractiveChannel().score(PageEvidence(task, extract_artifact(html), rendering, live))
     return rendering, result
 
 

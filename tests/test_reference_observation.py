@@ -14,7 +14,7 @@ import aesenv  # noqa: F401 - registers the envs
 from aesenv.envs import make_core
 from aesenv.envs.base import REFERENCE_NOT_RENDERED
 from aesenv.envs.refine import as_text
-from aesenv.kinds import WEB
+from aesenv.kinds.web.kind import WEB
 from aesenv.tasks import Task
 from aesenv.trajectory import run_episode
 from policies.base import message_text
@@ -102,7 +102,7 @@ async def test_a_plot_reference_is_the_judges_ground_truth_and_stays_hidden(pipe
 
 
 async def test_a_reference_our_renderer_failed_on_is_said_in_text(pipeline, monkeypatch):
-    async def failed(bench, task):
+    async def failed(backends, task):
         return None, ""
 
     monkeypatch.setattr(WEB, "reference", failed)

@@ -16,9 +16,9 @@ from aesenv.envs import make_core
 from aesenv.envs.refine import RefineBudget
 from aesenv.envs.tools import (MAX_FILE_BYTES, MAX_FILES, REFINE_TOOL_SPECS, ActionError, ToolCall, Workspace,
                                parse_action, path_problem)
-from aesenv.plots.judge import OfflinePlotJudge
-from aesenv.plots.figures import draw_figure
-from aesenv.plots.plotly_png import figure_problem, figure_size
+from aesenv.kinds.plot.judge import OfflinePlotJudge
+from aesenv.kinds.plot.figures import draw_figure
+from aesenv.kinds.plot.plotly_png import figure_problem, figure_size
 from aesenv.sandbox.base import CommandRun, Figure, RunStatus
 from aesenv.tasks import Task
 

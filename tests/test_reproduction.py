@@ -120,7 +120,7 @@ def test_the_grpo_ar_loss_averages_each_sequence_over_its_own_length():
 
 def test_aescode_channels_as_published():
     from aesenv.rewards import PipelineConfig
-    from aesenv.verifiers import AESCODE_CHANNELS
+    from aesenv.kinds.web.verifiers import AESCODE_CHANNELS
 
     channels = actual("cfg:gdpo_aescode:reward.custom_reward_function.reward_kwargs.channels")
     assert channels == AESCODE_CHANNELS and len(channels) == 7
@@ -152,7 +152,7 @@ def test_rule_visual_overall_as_published():
 
 def test_the_vgr_judge_sees_the_candidate_only():
     from aesenv.tasks import Task
-    from aesenv.verifiers.vgr import VgrOptions, implied_target, vlm_messages
+    from aesenv.kinds.web.verifiers.vgr import VgrOptions, implied_target, vlm_messages
     from PIL import Image
 
     buffer = io.BytesIO()
@@ -187,8 +187,8 @@ async def test_layout_reads_text_blocks_from_an_image_reference_with_ocr():
     """The reference is a picture: both images are read with the OCR engine, and a headline moved
     across the canvas loses its credit where one left in place keeps it."""
     pytest.importorskip("rapidocr_onnxruntime")
-    from aesenv.verifiers.ocr import read_blocks
-    from aesenv.verifiers.reference import _layout
+    from aesenv.kinds.web.verifiers.ocr import read_blocks
+    from aesenv.kinds.web.verifiers.reference import _layout
 
     lines = [("Spring Sale", (40, 40)), ("Everything must go", (300, 260))]
     reference = _poster(lines)
@@ -279,7 +279,7 @@ async def test_webcoder_reproduction_is_scored_over_the_whole_page():
     """f_det compares the app's long screenshot with the reference's: a copy of only the first
     screen (the rest blank), or a page that stops after it, is not a reproduction, where a
     first-screen comparison gave both full marks."""
-    from aesenv.channels import Evidence
+    from aesenv.kinds.project.channels import ProjectEvidence
     from aesenv.kinds.project.census import Census, pixel_similarity
     from aesenv.kinds.project.channels import ProjectDetChannel
     from aesenv.render.models import Rendering, RenderStatus
@@ -298,7 +298,7 @@ async def test_webcoder_reproduction_is_scored_over_the_whole_page():
 
     async def f_det(page: bytes) -> float:
         shot = Rendering(status=RenderStatus.OK, full_page_png=page)
-        evidence = Evidence(task, None, shot, extra={"census": Census(), "reference_png": reference})
+        evidence = ProjectEvidence(task, None, shot, census=Census(), reference_png=reference)
         return (await ProjectDetChannel().measure(evidence)).score
 
     assert await f_det(reference) == 1.0
@@ -312,7 +312,8 @@ async def test_a_reproduction_is_shown_and_compared_with_the_whole_reference_pag
 
     from PIL import Image
 
-    from aesenv.kinds import PROJECT, WEB
+    from aesenv.kinds.project.kind import PROJECT
+    from aesenv.kinds.web.kind import WEB
     from aesenv.tasks import Task
 
     tall = "<body style='margin:0'>" + "".join(
@@ -320,10 +321,10 @@ async def test_a_reproduction_is_shown_and_compared_with_the_whole_reference_pag
         for i in range(4)) + "</body>"
     task = Task(id="tall", kind="project", prompt="Reproduce it.", reference_html=tall,
                 project={"start": "reference"})
-    bench = SimpleNamespace(renderer=renderer)
-    png, text = await PROJECT.reference(bench, task)
+    backends = SimpleNamespace(renderer=renderer)
+    png, text = await PROJECT.reference(backends, task)
     assert Image.open(io.BytesIO(png)).height >= 3600 and "Part 3" in text
-    first, _ = await WEB.reference(bench, task.model_copy(update={"kind": "web", "project": None}))
+    first, _ = await WEB.reference(backends, task.model_copy(update={"kind": "web", "project": None}))
     assert Image.open(io.BytesIO(first)).height == renderer.config.viewport_height
 
 

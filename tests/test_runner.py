@@ -69,7 +69,7 @@ class _Seeing:
 
 
 async def test_single_turn_requests_carry_the_reference_locally_and_from_a_served_env():
-    """The runner asks with the reference picture beside the request: from our bench, from the
+    """The runner asks with the reference picture beside the request: from our backends, from the
     first prompt of an env served elsewhere (the server renders it), or a given picture as is."""
     import base64
     from types import SimpleNamespace
@@ -83,7 +83,7 @@ async def test_single_turn_requests_carry_the_reference_locally_and_from_a_serve
     page_task = Task(id="h", prompt="A poster.", reference_html="<h1>Sale</h1>")
 
     policy = _Seeing()
-    assert await answer_with_reference(picture_task, policy, SimpleNamespace(bench=object())) == \
+    assert await answer_with_reference(picture_task, policy, SimpleNamespace(backends=object())) == \
         "<html><body>seen</body></html>"
     assert policy.pictures == [given]
 
@@ -101,6 +101,6 @@ async def test_single_turn_requests_carry_the_reference_locally_and_from_a_serve
     remote = SimpleNamespace(remote_env=lambda task, mode="single": ServedEnv())
     assert await answer_with_reference(page_task, policy, remote) == "<html><body>seen</body></html>"
     assert policy.pictures == [given, served] and ServedEnv.closed
-    await answer_with_reference(picture_task, policy, SimpleNamespace())  # a Ray pool: no bench, no server
+    await answer_with_reference(picture_task, policy, SimpleNamespace())  # a Ray pool: no backends, no server
     assert policy.pictures == [given, served, given]
     assert await answer_with_reference(page_task, policy, SimpleNamespace()) == "<html><body>text only</body></html>"

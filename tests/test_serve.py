@@ -1,5 +1,5 @@
 """`aesenv serve`: every env id over OpenEnv's protocol, played by OpenEnv's own `EnvClient` and
-by `aesenv.remote`; sessions isolated under concurrency; a gone client leaves no process; the
+by `aesenv.envs.remote`; sessions isolated under concurrency; a gone client leaves no process; the
 token off loopback; bad input answered with typed errors."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ pytest.importorskip("openenv", reason="the serve extra is not installed (make se
 import websockets
 
 import aesenv  # noqa: F401 - registers the env ids
-from aesenv.remote import AsyncRemoteEnv, RemoteScorer
+from aesenv.envs.remote import AsyncRemoteEnv, RemoteScorer
 from aesenv.serve.app import check_bind
 from aesenv.tasks import Task
 from support.serve_server import (PAGE, ROOT, call, client_gone_mid_step, eight_sessions_without_crosstalk,

@@ -11,14 +11,15 @@ from PIL import Image
 
 from aesenv.artifact import extract_artifact
 from aesenv.render.models import DomElement, PageMetrics, Rendering, RenderStatus
-from aesenv.rewards import ChannelResult, ChannelStatus, Evidence, PipelineConfig, RewardPipeline
+from aesenv.rewards import ChannelResult, ChannelStatus, PipelineConfig, RewardPipeline
+from aesenv.kinds.page import PageEvidence
 from aesenv.rewards.aggregate import AGGREGATORS, aescode_scores
 from aesenv.tasks import Canvas, ChartData, TableData, Task, TextExact, load_tasks
-from aesenv.verifiers import requirement_potential
-from aesenv.verifiers.channels import BoundaryChannel, TextChannel
-from aesenv.verifiers.checks import check_boundary, check_charts, check_tables, check_text
-from aesenv.verifiers.ocr import TextBlock
-from aesenv.verifiers.reference import (OCCUPANCY_BAND, LayoutChannel, WhitespaceChannel, _layout, match_blocks,
+from aesenv.kinds.web.verifiers import requirement_potential
+from aesenv.kinds.web.verifiers.channels import BoundaryChannel, TextChannel
+from aesenv.kinds.web.verifiers.checks import check_boundary, check_charts, check_tables, check_text
+from aesenv.kinds.web.verifiers.ocr import TextBlock
+from aesenv.kinds.web.verifiers.reference import (OCCUPANCY_BAND, LayoutChannel, WhitespaceChannel, _layout, match_blocks,
                                          occupancy, ocr_lines)
 from benchmarks import aescode_suite
 from benchmarks.verifier_matrix import CHANNELS, matrix, pages_for, score_pages
@@ -172,14 +173,14 @@ BARE = Task(id="bare", prompt="A page.")
 
 async def test_channels_are_masked_without_requirements_and_infra_without_a_rendering():
     artifact = extract_artifact("<html><body>x</body></html>")
-    masked = await TextChannel().score(Evidence(BARE, artifact, rendering("x")))
+    masked = await TextChannel().score(PageEvidence(BARE, artifact, rendering("x")))
     assert masked.status is ChannelStatus.NOT_APPLICABLE and masked.score is None
     task = Task(id="t", prompt="p", canvas={"width": 800, "height": 600},
                 requirements=[{"type": "text_exact", "text": "x"}])
     broken = rendering(status=RenderStatus.INFRA_ERROR)
-    assert (await BoundaryChannel().score(Evidence(task, artifact, broken))).status is ChannelStatus.INFRA_ERROR
+    assert (await BoundaryChannel().score(PageEvidence(task, artifact, broken))).status is ChannelStatus.INFRA_ERROR
     jsx = extract_artifact("```jsx\nexport default () => <div/>\n```")
-    zero = await TextChannel().score(Evidence(task, jsx, None))
+    zero = await TextChannel().score(PageEvidence(task, jsx, None))
     assert zero.status is ChannelStatus.FAILED and zero.score == 0
 
 
@@ -290,16 +291,16 @@ async def test_whitespace_without_reference_wants_the_canvas_neither_empty_nor_f
     task = Task(id="w", prompt="p", canvas={"width": 800, "height": 600})
     artifact = extract_artifact("<html><body>x</body></html>")
     channel = WhitespaceChannel(renderer=renderer)
-    empty = await channel.score(Evidence(task, artifact, rendering(png=png_with_box())))
+    empty = await channel.score(PageEvidence(task, artifact, rendering(png=png_with_box())))
     assert empty.status is ChannelStatus.FAILED and empty.payload["mode"] == "band"
     assert empty.payload["occupied_share"]["32"] == 0 < OCCUPANCY_BAND[0]
-    half = await channel.score(Evidence(task, artifact, rendering(png=png_with_box(box=(0, 0, 800, 300)))))
+    half = await channel.score(PageEvidence(task, artifact, rendering(png=png_with_box(box=(0, 0, 800, 300)))))
     assert half.status is ChannelStatus.OK and half.score == 1.0
 
 
 async def test_a_reference_that_was_never_rendered_is_our_failure(renderer, suite):
     task = suite["aescode-dashboard-sales"].model_copy(update={"reference_html": "<p>never prepared</p>"})
-    evidence = Evidence(task, extract_artifact(pages_for(task)["correct"]), rendering("x", png=png_with_box()))
+    evidence = PageEvidence(task, extract_artifact(pages_for(task)["correct"]), rendering("x", png=png_with_box()))
     for channel in (LayoutChannel(renderer=renderer), WhitespaceChannel(renderer=renderer)):
         result = await channel.score(evidence)
         assert result.status is ChannelStatus.INFRA_ERROR and "reference" in result.payload["reason"]
@@ -324,7 +325,7 @@ BOX = '<div id="c" style="width:600px;height:400px{}"></div>'
      "name: 'Revenue', data: [4, 5]}, {type: 'bar', name: 'Cost', data: [3, 3.5]}]})})};</script>", False),  # a shim
 ])
 async def test_charts_are_read_from_live_instances_that_drew_something(renderer, body, passes):
-    from aesenv.verifiers.probes import read_charts
+    from aesenv.kinds.web.verifiers.probes import read_charts
 
     required = [ChartData(chart="bar", labels=["Q1", "Q2"], series={"Revenue": [4, 5], "Cost": [3, 3.5]})]
     async with renderer.session(f"<!DOCTYPE html><html><body>{body}</body></html>") as (_, live):
@@ -341,6 +342,6 @@ async def test_layout_credit_falls_with_the_shift_of_each_block(renderer):
     scores = []
     for left in (0, 10, 85, 400):  # 0 %, 1 % (within tolerance), 8.5 % (half credit), 40 % of the width
         shot = await renderer.render(reference.format(left), viewport=(1000, 600))
-        scores.append((await channel.score(Evidence(task, extract_artifact(reference.format(left)), shot))).score)
+        scores.append((await channel.score(PageEvidence(task, extract_artifact(reference.format(left)), shot))).score)
     assert scores[0] == scores[1] == 1.0
     assert scores[2] == pytest.approx(0.75, abs=0.01) and scores[3] == 0.5

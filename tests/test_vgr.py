@@ -16,13 +16,13 @@ from aesenv.rewards import PipelineConfig, RewardPipeline
 from aesenv.rewards.aggregate import aescode_scores
 from aesenv.tasks import Task, load_tasks
 from aesenv.tasks.design import DesignTarget, NodeType, TestOp
-from aesenv.verifiers.graph import DesignGraph, parse_design_graph, read_page
-from aesenv.verifiers.vgr import TESTS, VgrChannel, VgrOptions, implied_target
+from aesenv.kinds.web.verifiers.graph import DesignGraph, parse_design_graph, read_page
+from aesenv.kinds.web.verifiers.vgr import TESTS, VgrChannel, VgrOptions, implied_target
 
 # These tests cover our two VGR variants too (text-presence predicates, a judge shown the reference
 # image); AesCode's own behaviour (both off) is pinned in tests/test_reproduction.py.
 VARIANTS = {"text_presence": True, "show_reference": True}
-from aesenv.channels.base import Evidence
+from aesenv.kinds.page import PageEvidence
 from aesenv.artifact import extract_artifact
 from benchmarks.verifier_matrix import pages_for
 
@@ -161,7 +161,7 @@ async def vlm_channel(openai_server, monkeypatch, vendored):
 async def citing(channel, renderer, task: Task, html: str) -> dict[str, list[float]]:
     """What a careful judge cites for each predicate: a box around the parts it binds, read from
     the page's own graph (the whole image for the canvas, or for a part the page lacks)."""
-    from aesenv.verifiers.vgr import bind_all
+    from aesenv.kinds.web.verifiers.vgr import bind_all
 
     await channel.prepare(task)
     size = (task.canvas.width, task.canvas.height)
@@ -180,7 +180,7 @@ async def score_live(channel, renderer, task: Task, html: str):
     await channel.prepare(task)
     size = (task.canvas.width, task.canvas.height)
     async with renderer.session(html, viewport=size) as (rendering, live):
-        return await channel.score(Evidence(task, extract_artifact(html), rendering, live))
+        return await channel.score(PageEvidence(task, extract_artifact(html), rendering, live))
 
 
 async def test_with_a_vlm_every_predicate_is_asked_in_one_call_and_an_uncited_answer_fails(
@@ -227,9 +227,9 @@ async def test_a_vlm_that_answers_garbage_is_our_failure_and_a_missing_answer_fa
 
 async def test_nothing_rendered_is_ours_and_no_page_is_the_answers_fault(vlm_channel, suite):
     task = suite["aescode-slide-roadmap"]
-    lost = await vlm_channel.score(Evidence(task, extract_artifact("<p>x</p>"), Rendering(status=RenderStatus.INFRA_ERROR)))
+    lost = await vlm_channel.score(PageEvidence(task, extract_artifact("<p>x</p>"), Rendering(status=RenderStatus.INFRA_ERROR)))
     assert lost.status is ChannelStatus.INFRA_ERROR
-    words = await vlm_channel.score(Evidence(task, extract_artifact("no code here"), None))
+    words = await vlm_channel.score(PageEvidence(task, extract_artifact("no code here"), None))
     assert words.status is ChannelStatus.FAILED and words.score == 0
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from aesenv.judges import make_judge
+from aesenv.kinds.web.judges import make_judge
 from aesenv.llm.client import ChatClient, ClientConfig, JudgeError
-from aesenv.judges.vlm import VlmJudgeConfig, VlmStaticJudge
+from aesenv.kinds.web.judges.vlm import VlmJudgeConfig, VlmStaticJudge
 from aesenv.lint.htmlhint import HtmlHint
 from aesenv.render.models import PageMetrics, Rendering, RenderStatus
 from aesenv.rewards import ChannelStatus, PipelineConfig, RewardPipeline

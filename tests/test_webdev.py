@@ -339,8 +339,8 @@ async def test_the_vlm_acceptance_agent_operates_the_app_and_grades_every_item(t
     grader = VlmGrader("test-vlm", base_url=openai_server.url, api_key_env="AESENV_TEST_NO_KEY", backoff_s=0.01,
                        cache_dir=None)
     async with RewardPipeline(PipelineConfig()) as pipeline:
-        delivery = await deliver(pipeline.bench, files, task.port)
-        grades = await grader.grade(pipeline.bench, task, delivery)
+        delivery = await deliver(pipeline.backends, files, task.port)
+        grades = await grader.grade(pipeline.backends, task, delivery)
     await grader.close()
     assert [g.id for g in grades] == [i.id for i in task.items()]
     assert {g.id: g.grade for g in grades} == {i.id: 3 if "title" in i.id else 1 for i in task.items()}
@@ -446,8 +446,8 @@ async def test_an_app_its_start_script_does_not_serve_is_not_delivered(tmp_path)
     package["scripts"]["start"] = "vite preview --host 127.0.0.1 --port 5999 --strictPort"  # not the task's port
     files["package.json"] = json.dumps(package).encode()
     async with RewardPipeline(PipelineConfig()) as pipeline:
-        delivery = await deliver(pipeline.bench, files, task.port)
-        grades = await accept(pipeline.bench, task, delivery)
+        delivery = await deliver(pipeline.backends, files, task.port)
+        grades = await accept(pipeline.backends, task, delivery)
     assert delivery.health.built and not delivery.health.up and not delivery.launched
     assert f"port {task.port}" in delivery.health.problem and delivery.rendering is not None
     verdict = await OfflineUser().review(Review(task.brief, task.requirements[0].text, 1, delivery, None))
@@ -489,7 +489,7 @@ async def test_the_launch_check_passes_only_the_app_our_build_made(name):
     package["scripts"]["start"] = start
     files["package.json"] = json.dumps(package).encode()
     async with RewardPipeline(PipelineConfig()) as pipeline:
-        health, dist = await check_health(pipeline.bench, files, 4173)
+        health, dist = await check_health(pipeline.backends, files, 4173)
     assert health.built and not health.infra and "index.html" in dist
     assert health.serving is serving, health
     assert problem in health.problem and bool(problem) == bool(health.problem), health.problem
@@ -507,7 +507,7 @@ async def test_a_project_that_does_not_build_is_not_built_by_its_own_script():
              "package.json": scaffold_files()["package.json"].replace(
                  b'"build": "vite build"', b'"build": "mkdir -p dist && echo \'<h1>x</h1>\' > dist/index.html"')}
     async with RewardPipeline(PipelineConfig()) as pipeline:
-        delivery = await deliver(pipeline.bench, files, 4173)
+        delivery = await deliver(pipeline.backends, files, 4173)
     assert not delivery.health.built and not delivery.infra and not delivery.launched and delivery.dist == {}
     assert "does not build" in delivery.health.problem and "package.json" in delivery.health.ignored
 
@@ -521,7 +521,7 @@ async def test_a_launch_forgery_scores_exactly_as_its_honest_twin(name):
     [task] = load_suite(SUITE, [case(name)["task"]["webdev"]])
     start = starting_files(task)
     async with RewardPipeline(PipelineConfig()) as pipeline:
-        honest = await delivery_scores(pipeline.bench, task, side(name, "honest", start))
-        forged = await delivery_scores(pipeline.bench, task, side(name, "forged", start))
+        honest = await delivery_scores(pipeline.backends, task, side(name, "honest", start))
+        forged = await delivery_scores(pipeline.backends, task, side(name, "forged", start))
     assert not honest.infra and not forged.infra, (honest.infra, forged.infra)
     assert forged.scores == honest.scores, (honest.scores, forged.scores, forged.delivery.health.problem)

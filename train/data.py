@@ -75,7 +75,7 @@ async def reference_pictures(tasks: list[Task]) -> dict[str, bytes]:
     pictures: dict[str, bytes] = {}
     async with RewardPipeline() as pipeline:
         for task in tasks:
-            png, _ = await kind_of(task).reference(pipeline.bench, task)
+            png, _ = await kind_of(task).reference(pipeline.backends, task)
             if png is None:
                 raise RuntimeError(f"task {task.id}: its reference could not be rendered")
             pictures[task.id] = png

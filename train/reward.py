@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from aesenv.judges import default_judge, judge_setup_problem, offline_judge_warning
+from aesenv.kinds.web.judges import default_judge, judge_setup_problem, offline_judge_warning
 from aesenv.kinds import KINDS
 from aesenv.render import RenderConfig
 from aesenv.rewards import PipelineConfig, RewardPipeline, RewardRecord
@@ -48,7 +48,7 @@ class RewardOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    judge: str | None = None  # default: `aesenv.judges.default_judge()`, a VLM
+    judge: str | None = None  # default: `aesenv.kinds.web.judges.default_judge()`, a VLM
     allow_offline_judge: bool = False  # the offline judge is a proxy: training on it takes this switch
     judge_samples: int | None = Field(default=None, ge=1)  # VLM judge: median of k answers
     judge_base_url: str | None = None  # VLM judge endpoint (else OPENAI_BASE_URL)
@@ -74,7 +74,7 @@ class RewardOptions(BaseModel):
 def pipeline_config(**options: Any) -> PipelineConfig:
     """The pipeline the reward options describe (shared by the reward function and the agent loop).
 
-    The judge defaults to a VLM (`aesenv.judges.default_judge`). Training on the offline judge
+    The judge defaults to a VLM (`aesenv.kinds.web.judges.default_judge`). Training on the offline judge
     needs `allow_offline_judge: true` and logs its measured fidelity once: a policy trained on a
     proxy learns the proxy. A judge that cannot work here, or an option this function does not
     know, is a configuration error, raised before any sample is scored rather than ignored or

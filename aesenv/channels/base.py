@@ -2,31 +2,26 @@
 
 A channel declares what it needs (`Channel.needs`) and `Channel.score` checks that once, before
 the channel's own `measure`: an answer with no artifact of the kind the channel reads has
-failed (a real, low score); a rendering or sandbox run that is missing or failed on our side is
-an `infra_error` (masked); a live page that is gone is the page's fault when it crashed or hung
-on the way, ours otherwise. A channel is built from the pipeline's parts it names in
-`from_context` (typed: `ChannelContext`), so tests build one directly with just those parts."""
+failed (a real, low score); for everything else the kind's evidence says what it lacks and
+whose fault that is (`Evidence.shortfall`): a rendering or sandbox run missing or failed on our
+side is an `infra_error` (masked); a live page that is gone is the page's fault when it crashed
+or hung on the way, ours otherwise. A channel is built from the pipeline's parts it names in
+`from_context` (`ChannelContext`), with its own options as its own small model
+(`Channel.Options`), so tests build one directly with just those parts.
+
+This module is the contract: it imports nothing concrete (no renderer, judge, linter, sandbox).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from aesenv.artifact import Artifact, ArtifactKind
-from aesenv.judges.base import StaticJudge
-from aesenv.lint.htmlhint import HtmlHint
-from aesenv.plots import PlotJudge
-from aesenv.render import Renderer
-from aesenv.render.live import LivePage
-from aesenv.render.models import Rendering, RenderStatus
-from aesenv.sandbox.base import PlotRun, RunStatus
 from aesenv.tasks import Task
-
-if TYPE_CHECKING:
-    from aesenv.rewards.config import PipelineConfig
 
 
 class ChannelStatus(str, Enum):
@@ -81,29 +76,54 @@ class Need(str, Enum):
 ANSWER_NAMES = {ArtifactKind.HTML: "HTML page", ArtifactKind.PYTHON: "Python script"}
 
 
+@dataclass(frozen=True)
+class Shortfall:
+    """What an answer's evidence lacks for a channel's need, and whose fault that is: the
+    answer's (`"answer"`: a failed, real low score) or ours (`"ours"`: masked as infra_error)."""
+
+    fault: Literal["answer", "ours"]
+    reason: str
+    payload: dict[str, Any] = field(default_factory=dict)
+
+
 @dataclass
 class Evidence:
-    """What channels get to look at for one answer, made by the task's kind. `rendering` is None
-    when nothing rendered; `live` is the still-open page, present only when a channel needs it;
-    `plot` is the sandbox run of a plot script (None when nothing ran); `extra` what else a
-    kind measured once for all its channels (a project's build, census and reference)."""
+    """What channels get to look at for one answer, made by the task's kind. This base holds the
+    task and the artifact; a kind's subclass adds what it measured (a page's rendering and live
+    page: `aesenv.kinds.page.PageEvidence`; a script's sandbox run; a project's build).
+    `shared`: what one channel computed for this answer that others reuse (a parsed design
+    graph), so it is computed once."""
 
     task: Task
     artifact: Artifact
-    rendering: Rendering | None = None
-    live: LivePage | None = None
-    plot: PlotRun | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    shared: dict[str, Any] = field(default_factory=dict, kw_only=True)
+
+    def shortfall(self, need: Need) -> Shortfall | None:
+        """What this evidence lacks for `need` (None when it has it). The base evidence holds
+        nothing but the artifact, which `Channel` checks itself."""
+        if need is Need.ARTIFACT:
+            return None
+        return Shortfall("ours", f"this answer's evidence ({type(self).__name__}) holds no {need.value}")
 
 
 @dataclass(frozen=True)
 class ChannelContext:
-    """The parts of one pipeline a channel may be built from (`Channel.from_context`)."""
+    """The parts of one pipeline a channel may be built from (`Channel.from_context`), typed
+    loosely on purpose: the contract names no concrete part. `options`: this channel's own
+    settings, as data, validated by the channel's `Options`; `judge`: the judge of the kind the
+    channel serves; `timeout_s`: the pipeline's default channel deadline."""
 
-    config: "PipelineConfig"
-    judge: StaticJudge | PlotJudge  # the judge of the task kind the channel serves
-    linter: HtmlHint
-    renderer: Renderer
+    options: dict[str, Any] = field(default_factory=dict)
+    judge: Any = None
+    linter: Any = None
+    renderer: Any = None
+    timeout_s: float = 60.0
+
+
+class NoOptions(BaseModel):
+    """The options of a channel that takes none: any option given is an error."""
+
+    model_config = ConfigDict(extra="forbid")
 
 
 class Channel:
@@ -115,10 +135,17 @@ class Channel:
     needs: ClassVar[frozenset[Need]] = frozenset({Need.ARTIFACT})
     reads: ClassVar[ArtifactKind] = ArtifactKind.HTML
     failure_raw: ClassVar[float] = 0.0  # `raw` of a failed answer, in the channel's published unit
+    Options: ClassVar[type[BaseModel]] = NoOptions  # the channel's own settings (`ChannelContext.options`)
     deadline_s: float | None = None
 
     @classmethod
+    def options_of(cls, context: ChannelContext) -> Any:
+        """The channel's options from its context, validated (an unknown option is an error)."""
+        return cls.Options(**context.options)
+
+    @classmethod
     def from_context(cls, context: ChannelContext) -> "Channel":
+        cls.options_of(context)
         return cls()
 
     def masked_for(self, task: Task) -> str | None:
@@ -146,21 +173,14 @@ class Channel:
 
     def _unmet(self, evidence: Evidence) -> ChannelResult | None:
         """The verdict when the evidence lacks something this channel needs, else None."""
-        artifact, rendering, run = evidence.artifact, evidence.rendering, evidence.plot
+        artifact = evidence.artifact
         if Need.ARTIFACT in self.needs and artifact.kind is not self.reads:
             return self.failed(f"no {ANSWER_NAMES.get(self.reads, self.reads.value)}: "
                                f"{artifact.reason or artifact.kind.value}")
-        if Need.RENDERING in self.needs and (rendering is None or rendering.status is RenderStatus.INFRA_ERROR):
-            return ChannelResult.infra_error(f"render failed: {rendering.error if rendering else 'not rendered'}")
-        if Need.LIVE_PAGE in self.needs and evidence.live is None:
-            if rendering is not None and rendering.status is RenderStatus.CRASHED:
-                return self.failed(f"the page crashed before it could be used: {rendering.error}")
-            if rendering is not None and rendering.status is RenderStatus.TIMEOUT:
-                return self.failed(f"the page hung before it could be used: {rendering.error}")
-            return ChannelResult.infra_error("the rendered page was not kept open")
-        if Need.SANDBOX_RUN in self.needs:
-            if run is None:
-                return ChannelResult.infra_error("the script was not run")
-            if run.status is RunStatus.INFRA_ERROR:
-                return ChannelResult.infra_error(f"sandbox failed: {run.reason}", backend=run.backend)
+        for need in sorted(self.needs - {Need.ARTIFACT}, key=list(Need).index):
+            lack = evidence.shortfall(need)
+            if lack is not None:
+                if lack.fault == "answer":
+                    return self.failed(lack.reason, **lack.payload)
+                return ChannelResult.infra_error(lack.reason, **lack.payload)
         return None

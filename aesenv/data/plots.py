@@ -21,7 +21,7 @@ from typing import Any
 from tqdm import tqdm
 
 from aesenv.data.common import Stage, make_client, usage_summary
-from aesenv.kinds import PLOT
+from aesenv.kinds.plot.kind import PLOT
 from aesenv.rewards import PipelineConfig, RewardPipeline, RewardRecord
 from aesenv.tasks import Task, load_tasks
 

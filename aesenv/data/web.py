@@ -33,9 +33,9 @@ from typing import Any
 from pydantic import BaseModel, Field
 from tqdm import tqdm
 
-from aesenv.kinds import WEB
+from aesenv.kinds.web.kind import WEB
 from aesenv.data.common import Stage, make_client, usage_summary
-from aesenv.judges import default_judge
+from aesenv.kinds.web.judges import default_judge
 from aesenv.llm.client import ChatClient
 from aesenv.rewards import PipelineConfig, RewardPipeline
 from aesenv.tasks import Category, Task

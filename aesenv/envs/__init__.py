@@ -15,11 +15,11 @@ from aesenv.kinds import env_ids, mode_of
 
 def make_core(env_id: str, tasks: Any = None, *, remote: str | None = None, **options: Any) -> AsyncKindEnv:
     """The async core of a registered env id, e.g. `make_core("AesPlotRefine-v0", [task], pipeline=p)`;
-    with `remote="http://host:port"` the same interface over a served env (`aesenv.remote`), whose
+    with `remote="http://host:port"` the same interface over a served env (`aesenv.envs.remote`), whose
     server holds the tasks and the pipeline (`tasks` and `options` other than `token` stay unused)."""
     kind, _ = mode_of(env_id)
     if remote is not None:
-        from aesenv.remote import AsyncRemoteEnv
+        from aesenv.envs.remote import AsyncRemoteEnv
 
         return AsyncRemoteEnv(remote, env_id, token=options.get("token"))
     facade = gym.spec(env_id).entry_point

@@ -16,7 +16,8 @@ from typing import Any, ClassVar
 import gymnasium as gym
 import numpy as np
 
-from aesenv.kinds import KINDS, Kind
+from aesenv.kinds import KINDS
+from aesenv.kinds.base import Kind
 from aesenv.llm.client import image_part
 from aesenv.loop import LoopThread
 from aesenv.rewards import PipelineConfig, RewardPipeline, RewardRecord, Scored
@@ -97,7 +98,7 @@ class AsyncKindEnv:
         text says so, rather than let a caption promise an image that is not there."""
         if not self.kind.shows_reference_for(task):
             return message
-        png, _ = await self.kind.reference(self.pipeline.bench, task)
+        png, _ = await self.kind.reference(self.pipeline.backends, task)
         if png is None:
             return {**message, "content": message["content"] + REFERENCE_NOT_RENDERED}
         caption = f"\n\n{self.kind.reference_caption}" if self.kind.reference_caption else ""
@@ -119,10 +120,10 @@ class KindEnv(gym.Env):
 
     def __new__(cls, *args: Any, remote: str | None = None, **kwargs: Any):
         """`gym.make(env_id, remote="http://host:port")`: the same env served elsewhere
-        (`aesenv serve`), through `aesenv.remote.RemoteEnv`."""
+        (`aesenv serve`), through `aesenv.envs.remote.RemoteEnv`."""
         if remote is None:
             return super().__new__(cls)
-        from aesenv.remote import RemoteEnv
+        from aesenv.envs.remote import RemoteEnv
 
         kind = KINDS[kwargs["kind"]]
         options = {k: kwargs[k] for k in ("token", "render_mode", "step_timeout_s") if kwargs.get(k) is not None}

@@ -22,8 +22,8 @@ from typing import Any
 
 from aesenv.envs.refine import AsyncRefineEnv, Outcome, RefineBudget, RefineEnv
 from aesenv.envs.tools import REFINE_TOOL_SPECS, ToolCall, ToolError, ToolSpecs, text_form_help
-from aesenv.kinds import Look
-from aesenv.kinds.project import PROJECT, potential_of
+from aesenv.kinds.base import Look
+from aesenv.kinds.project.kind import PROJECT, potential_of
 from aesenv.kinds.project.build import generated
 from aesenv.kinds.project.skills import SKILLS, skill_text
 from aesenv.quoting import OBSERVATION_GUARD

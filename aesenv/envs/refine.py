@@ -50,7 +50,7 @@ from aesenv.envs.base import AsyncKindEnv, KindEnv, TaskSource, deterministic_vi
 from aesenv.envs.spaces import UnicodeText
 from aesenv.envs.tools import (REFINE_TOOL_SPECS, ActionError, Intake, ToolCall, ToolError, ToolSpecs, Workspace,
                                parse_action, parse_text_action, shown, text_form_help, tool_schemas)
-from aesenv.kinds import Kind, Look
+from aesenv.kinds.base import Kind, Look
 from aesenv.llm.client import image_part
 from aesenv.memo import AsyncMemo, PerOwner
 from aesenv.quoting import OBSERVATION_GUARD

@@ -1,19 +1,95 @@
 """Artifact kinds: one registered `Kind` per kind of answer (`web` pages, `plot` scripts, ...).
 
-Everything kind-specific lives in the kind's module; the rest of aesenv is written once over
-`KINDS`. To add a kind, subclass `Kind` and call `register_kind` (see `aesenv.kinds.base`).
+A kind is one package (`aesenv.kinds.web`, `.plot`, `.project`) holding its channels, judges,
+evidence, prompts and Φ; the rest of aesenv is written once over `KINDS`. The built-in kinds are
+registered here by string entry point, with their Gymnasium ids, so `import aesenv` loads none of
+them: a kind's package is imported when it is first looked up (`KINDS["web"]`, `kind_of(task)`,
+`gym.make("AesWeb-v0")`). A new kind is one package and one `register_kind` call (eager) or one
+`register_builtin`-style line (lazy).
 """
 
-from aesenv.kinds.base import KINDS, Kind, Look, Workbench, env_ids, kind_of, mode_of, register_kind
-from aesenv.kinds.plot import PLOT, PlotKind
-from aesenv.kinds.project import PROJECT, ProjectKind
-from aesenv.kinds.web import WEB, WebKind
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import gymnasium as gym
+
+from aesenv.kinds.envs import DEFAULT_ENVS, env_id
+from aesenv.registry import Registry
+
+if TYPE_CHECKING:
+    from aesenv.kinds.base import Kind
+    from aesenv.tasks import Task
+
+KINDS: "Registry[Kind]" = Registry("artifact kind")
+_ENV_IDS: dict[str, tuple[str, str]] = {}  # env id -> (kind name, mode)
+
+
+@dataclass(frozen=True)
+class KindEntry:
+    """A kind known by strings alone: enough to register its env ids without importing it."""
+
+    name: str
+    title: str
+    target: str  # "module:attribute" of the `Kind` instance
+    envs: tuple[tuple[str, str, str], ...] = tuple((m, s, e) for m, (s, e) in DEFAULT_ENVS.items())
+
+
+def _register_envs(name: str, title: str, envs) -> None:
+    for mode, suffix, entry_point in envs:
+        ident = env_id(title, suffix)
+        _ENV_IDS[ident] = (name, mode)
+        if ident not in gym.registry:
+            gym.register(id=ident, entry_point=entry_point, kwargs={"kind": name}, max_episode_steps=None)
+
+
+def register_entry(entry: KindEntry) -> None:
+    """Register a kind by its entry point (loaded on first lookup) and its Gymnasium ids."""
+    KINDS.register_lazy(entry.name, entry.target)
+    _register_envs(entry.name, entry.title, entry.envs)
+
+
+def register_kind(kind: "Kind") -> "Kind":
+    """Register a built `kind` and its Gymnasium ids. Registering the same object again is a no-op."""
+    KINDS.register(kind.name)(kind)
+    _register_envs(kind.name, kind.title, [(m, s, e) for m, (s, e) in kind.envs.items()])
+    return kind
+
+
+BUILTIN = (
+    KindEntry("web", "Web", "aesenv.kinds.web.kind:WEB"),
+    KindEntry("plot", "Plot", "aesenv.kinds.plot.kind:PLOT"),
+    KindEntry("project", "WebProject", "aesenv.kinds.project.kind:PROJECT",
+              envs=(("refine", "", "aesenv.envs.project:ProjectEnv"),)),
+)
+for _entry in BUILTIN:
+    register_entry(_entry)
+
+
+def kind_of(task: "Task") -> "Kind":
+    if task.kind not in KINDS:
+        raise ValueError(f"task {task.id}: {task.kind!r} tasks have no registered kind (registered: {list(KINDS)})")
+    return KINDS[task.kind]
+
+
+def env_ids(mode: str | None = None) -> list[str]:
+    """Every registered env id (of one mode: `single` or `refine`), without loading a kind."""
+    return [ident for ident, (_, m) in _ENV_IDS.items() if mode in (None, m)]
+
+
+def mode_of(env_id: str) -> "tuple[Kind, str]":
+    """(kind, mode) of a registered env id."""
+    if env_id not in _ENV_IDS:
+        raise ValueError(f"{env_id!r} is not an aesenv env; registered: {env_ids()}")
+    name, mode = _ENV_IDS[env_id]
+    return KINDS[name], mode
 
 
 def channel_names() -> list[str]:
-    """Every channel some registered kind offers."""
+    """Every channel some registered kind offers (loads every kind)."""
     return sorted({name for kind in KINDS for name in KINDS[kind].channels})
 
 
-__all__ = ["KINDS", "PLOT", "PROJECT", "WEB", "Kind", "Look", "PlotKind", "ProjectKind", "WebKind", "Workbench", "channel_names", "env_ids",
-           "kind_of", "mode_of", "register_kind"]
+__all__ = ["BUILTIN", "KINDS", "KindEntry", "channel_names", "env_ids", "kind_of", "mode_of", "register_entry",
+           "register_kind"]

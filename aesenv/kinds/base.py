@@ -19,28 +19,23 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-import gymnasium as gym
-
 from aesenv.artifact import Artifact, ArtifactKind, extract_artifact
 from aesenv.channels.base import Channel, Evidence
-from aesenv.kinds.page import describe_rendering, structural_score
-from aesenv.plots.vlm import decode_reference
+from aesenv.kinds.page import PageEvidence
+from aesenv.render.describe import describe_rendering, structural_score
+from aesenv.render.references import decode_reference
 from aesenv.registry import Registry
 from aesenv.render import Renderer, RenderStatus
 from aesenv.sandbox.base import Sandbox
 from aesenv.specs import build_from_spec
 from aesenv.tasks import Task
-from aesenv.verifiers.reference import ReferenceRenderings
+from aesenv.render.references import ReferenceRenderings
 
-# Env modes and the generic env class each is served by (strings: gym imports them on `make`), with
-# the id suffix; a kind may serve other modes or classes (`Kind.envs`).
-ENTRY_POINTS = {"single": "aesenv.envs.single:SingleTurnEnv", "refine": "aesenv.envs.refine:RefineEnv"}
-ENV_SUFFIX = {"single": "", "refine": "Refine"}
-DEFAULT_ENVS = {mode: (ENV_SUFFIX[mode], entry) for mode, entry in ENTRY_POINTS.items()}
+from aesenv.kinds.envs import DEFAULT_ENVS, env_id
 
 
 @dataclass(frozen=True)
-class Workbench:
+class Backends:
     """The pipeline's tools a kind turns answers into evidence with."""
 
     renderer: Renderer
@@ -76,10 +71,14 @@ class Kind:
     channel_classes: ClassVar[tuple[type[Channel], ...]] = ()
     # Channels every answer of this kind is scored with whatever `PipelineConfig.channels` names
     # (a verifier that is one formula), and the one whose failure closes the gate on the others
-    # whatever `gate_on_execution` says; the aggregator that makes the record's reward.
+    # whatever `gate_on_execution` says.
     fixed_channels: ClassVar[bool] = False
     gate_channel: ClassVar[str | None] = None
-    aggregator: ClassVar[str] = "paper"
+    # The aggregates a record of this kind carries (`RewardRecord.rewards`): reward name -> the
+    # aggregator that computes it. `paper` is the kind's published formula (AesCoder's Eq. 1 for
+    # pages and plots, WebCoder's R for projects) and `normalized` its [0, 1] form; every kind
+    # declares both. `PipelineConfig.reward` selects one of these for the learner.
+    rewards: ClassVar[dict[str, str]] = {"paper": "paper", "normalized": "normalized"}
     judges: ClassVar[Registry[Callable[..., Any]]]  # `offline`, `openai` ... → factory(argument, **options)
     envs: ClassVar[dict[str, tuple[str, str]]] = DEFAULT_ENVS  # mode -> (id suffix, env entry point)
     # Whether a policy is shown the task's reference (`reference`) with its first prompt: it is
@@ -103,7 +102,7 @@ class Kind:
         return self.shows_reference and bool(task.reference_image or task.reference_html)
 
     def env_id(self, mode: str) -> str:
-        return f"Aes{self.title}{self.envs[mode][0]}-v0"
+        return env_id(self.title, self.envs[mode][0])
 
     # --- asking -------------------------------------------------------------------------------
     def request(self, task: Task) -> str:
@@ -121,7 +120,7 @@ class Kind:
         """What a refine workspace starts with."""
         return {}
 
-    async def reference(self, bench: Workbench, task: Task) -> tuple[bytes | None, str]:
+    async def reference(self, backends: Backends, task: Task) -> tuple[bytes | None, str]:
         """The task's reference picture and its visible text: `reference_image` as given, else the
         first screen of `reference_html` at the task's canvas (its whole page when the kind sets
         `whole_page_reference`). The page is rendered once per renderer, in the cache the reference
@@ -131,8 +130,8 @@ class Kind:
             return decode_reference(task.reference_image), ""
         if not task.reference_html:
             return None, ""
-        references = ReferenceRenderings.of(bench.renderer)
-        await references.prepare(task, bench.renderer)
+        references = ReferenceRenderings.of(backends.renderer)
+        await references.prepare(task, backends.renderer)
         rendering = references.get(task)
         if rendering is None or rendering.status is not RenderStatus.OK or not rendering.viewport_png:
             return None, ""
@@ -160,28 +159,28 @@ class Kind:
         return files
 
     @contextlib.asynccontextmanager
-    async def evidence(self, bench: Workbench, task: Task, artifact: Artifact, files: dict[str, bytes], *,
-                       live: bool, pictures: bool) -> AsyncIterator[Evidence]:
+    async def evidence(self, backends: Backends, task: Task, artifact: Artifact, files: dict[str, bytes], *,
+                       live: bool, pictures: bool) -> AsyncIterator[PageEvidence]:
         """The answer rendered as a page (at the task's canvas size when it has one); with `live`,
         the page stays open until the block ends. `pictures` is for kinds whose evidence is not
         always drawn (plotly figures)."""
         if artifact.kind is not self.artifact:
-            yield Evidence(task, artifact)
+            yield PageEvidence(task, artifact)
             return
         viewport = (task.canvas.width, task.canvas.height) if task.canvas else None
         html = self.as_page(artifact.code)
         if live:
-            async with bench.renderer.session(html, files=files, entry=self.page, viewport=viewport) as (rendering, page):
-                yield Evidence(task, artifact, rendering, page)
+            async with backends.renderer.session(html, files=files, entry=self.page, viewport=viewport) as (rendering, page):
+                yield PageEvidence(task, artifact, rendering, page)
         else:
-            yield Evidence(task, artifact, await bench.renderer.render(html, files=files, entry=self.page,
+            yield PageEvidence(task, artifact, await backends.renderer.render(html, files=files, entry=self.page,
                                                                        viewport=viewport))
 
-    def looked(self, evidence: Evidence) -> bool:
+    def looked(self, evidence: PageEvidence) -> bool:
         """Whether the answer got as far as the evidence step (its time is then recorded)."""
-        return evidence.rendering is not None or evidence.plot is not None
+        return evidence.rendering is not None
 
-    def failure(self, evidence: Evidence, infra: bool) -> str:
+    def failure(self, evidence: PageEvidence, infra: bool) -> str:
         """Why the answer failed as a whole, for the record ('' when it did not, or when we did)."""
         artifact, rendering = evidence.artifact, evidence.rendering
         if artifact.kind is not self.artifact:
@@ -195,68 +194,35 @@ class Kind:
         """Whether Φ reads the open page (then a `render` keeps it open while Φ is measured)."""
         return False
 
-    async def potential(self, evidence: Evidence) -> float:
-        """The cheap Φ of a result: a page's structural score (`aesenv.kinds.page`)."""
+    async def potential(self, evidence: PageEvidence) -> float:
+        """The cheap Φ of a result: a page's structural score (`aesenv.render.describe`)."""
         return structural_score(evidence.rendering)
 
     def measures(self, evidence: Evidence) -> dict[str, float]:
         """Φ's parts, for an env that keeps a ledger of them (none by default)."""
         return {}
 
-    def look_problem(self, evidence: Evidence) -> str:
+    def look_problem(self, evidence: PageEvidence) -> str:
         """Our side's failure to produce the evidence of a `render` ('' when there is none)."""
         rendering = evidence.rendering
         if rendering.status is RenderStatus.INFRA_ERROR:
             return f"the renderer failed on our side ({rendering.error}); try again"
         return ""
 
-    def describe(self, evidence: Evidence, budget_chars: int) -> str:
+    def describe(self, evidence: PageEvidence, budget_chars: int) -> str:
         """The text an agent reads about a result, within about `budget_chars`."""
         return describe_rendering(evidence.rendering)
 
-    def images(self, evidence: Evidence) -> list[bytes]:
+    def images(self, evidence: PageEvidence) -> list[bytes]:
         """The pictures an agent is shown of a result (a page's first screen); the first is what
         `render()` shows."""
         png = evidence.rendering.viewport_png if evidence.rendering else None
         return [png] if png else []
 
-    def picture(self, evidence: Evidence) -> bytes | None:
+    def picture(self, evidence: PageEvidence) -> bytes | None:
         """The one picture a report shows of an answer: a page's full-page screenshot, else the
         first picture an agent is shown."""
         if evidence.rendering is not None:
             return evidence.rendering.full_page_png
         shown = self.images(evidence)
         return shown[0] if shown else None
-
-
-KINDS: Registry[Kind] = Registry("artifact kind")
-
-
-def register_kind(kind: Kind) -> Kind:
-    """Register `kind` and its Gymnasium ids. Registering the same object again is a no-op."""
-    KINDS.register(kind.name)(kind)
-    for mode, (_, entry_point) in kind.envs.items():
-        env_id = kind.env_id(mode)
-        if env_id not in gym.registry:
-            gym.register(id=env_id, entry_point=entry_point, kwargs={"kind": kind.name}, max_episode_steps=None)
-    return kind
-
-
-def kind_of(task: Task) -> Kind:
-    if task.kind not in KINDS:
-        raise ValueError(f"task {task.id}: {task.kind!r} tasks have no registered kind (registered: {list(KINDS)})")
-    return KINDS[task.kind]
-
-
-def env_ids(mode: str | None = None) -> list[str]:
-    """Every registered env id (of one mode: `single` or `refine`)."""
-    return [KINDS[name].env_id(m) for name in KINDS for m in KINDS[name].envs if mode in (None, m)]
-
-
-def mode_of(env_id: str) -> tuple[Kind, str]:
-    """(kind, mode) of a registered env id, read from its `EnvSpec`."""
-    kind_name = gym.registry[env_id].kwargs.get("kind") if env_id in gym.registry else None
-    if kind_name not in KINDS:
-        raise ValueError(f"{env_id!r} is not an aesenv env; registered: {env_ids()}")
-    kind = KINDS[kind_name]
-    return kind, next(m for m in kind.envs if kind.env_id(m) == env_id)

@@ -1,49 +1,33 @@
-"""What a kind whose answer renders as a page shows of it: the structural Φ and the text an agent
-reads about a rendering. The defaults of `Kind` (`aesenv.kinds.base`) use them.
-
-Structural Φ, the mean of checks in [0, 1]: it rendered (status ok); no page/console errors
-(1/(1+n)); visible text (chars/400, capped at 1); visible structure (elements/30, capped); assets
-resolve (1/(1+blocked+missing+broken images)).
-"""
+"""The evidence of every kind whose answer is shown as a page (web pages, built projects): the
+rendering, and the live page while a channel needs it open."""
 
 from __future__ import annotations
 
-from aesenv.quoting import inline
-from aesenv.render import Rendering, RenderStatus, RequestOutcome
+from dataclasses import dataclass
+
+from aesenv.channels.base import Evidence, Need, Shortfall
+from aesenv.render.live import LivePage
+from aesenv.render.models import Rendering, RenderStatus
 
 
-def _tag(name: str) -> str:
-    """An HTML tag name as itself; a custom element's name (the page chose it) quoted."""
-    return name if name.isascii() and name.isalnum() and len(name) <= 10 else inline(name, 40)
+@dataclass
+class PageEvidence(Evidence):
+    """`rendering` is None when nothing rendered; `live` is the still-open page, present only
+    when a channel needs it."""
 
+    rendering: Rendering | None = None
+    live: LivePage | None = None
 
-def structural_score(rendering: Rendering) -> float:
-    """The cheap Φ of a page with no requirements (see the module docstring)."""
-    if rendering.status is not RenderStatus.OK:
-        return 0.0
-    errors = len(rendering.page_errors) + sum(c.type == "error" for c in rendering.console)
-    unresolved = sum(r.outcome in (RequestOutcome.BLOCKED, RequestOutcome.MISSING) for r in rendering.requests)
-    checks = [1.0, 1.0 / (1 + errors), min(1.0, rendering.metrics.text_chars / 400),
-              min(1.0, len(rendering.elements) / 30), 1.0 / (1 + unresolved + rendering.metrics.images_broken)]
-    return round(sum(checks) / len(checks), 4)
-
-
-def describe_rendering(r: Rendering) -> str:
-    """A rendering as an agent reads it: status, size, DOM, errors, what did not load. What the
-    page wrote (its title, error and console messages, the URLs it asked for, its tag names) is
-    quoted data (`aesenv.quoting`; the refine env's system prompt says what the quotes mean)."""
-    m = r.metrics
-    tags = ", ".join(f"{_tag(t)}×{n}" for t, n in sorted(m.tag_counts.items(), key=lambda kv: -kv[1])[:12])
-    console = [f"  {c.type}: {inline(c.text, 500)}" for c in r.console if c.type in ("error", "warning")][:20]
-    unresolved = [f"  {q.outcome.value}: {inline(q.url, 200)}" for q in r.requests
-                  if q.outcome in (RequestOutcome.BLOCKED, RequestOutcome.MISSING)][:20]
-    lines = [f"status: {r.status.value}" + (f" ({inline(r.error, 300)})" if r.error else ""),
-             f"title: {inline(m.title, 200)}; document {m.doc_width:.0f}×{m.doc_height:.0f}px, viewport {r.viewport[0]}×{r.viewport[1]}",
-             f"DOM: {m.node_count} nodes, {len(r.elements)} visible elements, {m.text_chars} characters of visible text; "
-             f"tags: {tags or 'none'}",
-             f"images: {m.images_total} ({m.images_broken} broken); canvases: {len(m.canvases)}",
-             f"page errors ({len(r.page_errors)}):", *[f"  {inline(e, 500)}" for e in r.page_errors[:20]],
-             f"console errors/warnings ({len(console)}):", *console,
-             f"blocked or missing requests ({len(unresolved)}):", *unresolved,
-             "The screenshot of the first screen follows." if r.viewport_png else "No screenshot."]
-    return "\n".join(lines)
+    def shortfall(self, need: Need) -> Shortfall | None:
+        rendering = self.rendering
+        if need is Need.RENDERING and (rendering is None or rendering.status is RenderStatus.INFRA_ERROR):
+            return Shortfall("ours", f"render failed: {rendering.error if rendering else 'not rendered'}")
+        if need is Need.LIVE_PAGE and self.live is None:
+            if rendering is not None and rendering.status is RenderStatus.CRASHED:
+                return Shortfall("answer", f"the page crashed before it could be used: {rendering.error}")
+            if rendering is not None and rendering.status is RenderStatus.TIMEOUT:
+                return Shortfall("answer", f"the page hung before it could be used: {rendering.error}")
+            return Shortfall("ours", "the rendered page was not kept open")
+        if need in (Need.RENDERING, Need.LIVE_PAGE):
+            return None
+        return super().shortfall(need)

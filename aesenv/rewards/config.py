@@ -7,9 +7,12 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from aesenv.kinds import KINDS, channel_names
-from aesenv.render import RenderConfig
+from aesenv.interact.agents import interactor_for
+from aesenv.kinds import KINDS
+from aesenv.llm.client import ClientConfig
+from aesenv.render.renderer import RenderConfig
 from aesenv.rewards.aggregate import AGGREGATORS
+from aesenv.specs import parse_spec
 
 
 class PipelineConfig(BaseModel):
@@ -33,6 +36,27 @@ class PipelineConfig(BaseModel):
     # that takes options names them in its `Options` model; defaults are the published method.
     channel_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
+    def options_for(self, channel: str) -> dict[str, Any]:
+        """What the channel named `channel` is built with (its `Channel.Options`, as data): its
+        `channel_options`, over what this config says of it elsewhere (the interactive agent)."""
+        given = dict(self.channel_options.get(channel, {}))
+        if channel == "interactive":
+            return {**self._interaction(), **given}
+        return given
+
+    def _interaction(self) -> dict[str, Any]:
+        """The interactive agent: the one named, else the judge's kind when it can act. An agent
+        that follows a VLM judge also takes the judge's client settings (base URL, key variable,
+        timeouts), so `--judge-base-url` reaches both."""
+        spec = interactor_for(self.judge, self.interactor)
+        if parse_spec(spec)[0] == "offline":
+            return {"agent": spec, "budget": self.interaction_budget}
+        options = dict(self.interactor_options)
+        if self.interactor is None:
+            inherited = {k: v for k, v in self.judge_options.items() if k in ClientConfig.model_fields}
+            options = {**inherited, **options}
+        return {"agent": spec, "budget": self.interaction_budget, "agent_options": options}
+
     def channels_for(self, kind: str) -> list[str]:
         """The channels `kind`'s answers are scored with: a kind with fixed channels (the project
         verifier) runs its own, any other kind the configured ones it has."""
@@ -40,9 +64,7 @@ class PipelineConfig(BaseModel):
         return list(spec.channels) if spec.fixed_channels else [n for n in self.channels if n in spec.channels]
 
     def model_post_init(self, _: object) -> None:
-        known = channel_names()
-        unknown = [c for c in self.channels if c not in known]
-        if unknown:
-            raise ValueError(f"unknown channels {unknown}; available: {known}")
+        # Channel names are the kinds' and are checked when a pipeline is built (loading every
+        # kind); aggregators are the pipeline's own and are known here.
         if self.reward not in AGGREGATORS:
             raise ValueError(f"unknown reward {self.reward!r}; available: {list(AGGREGATORS)}")

@@ -17,10 +17,11 @@ from functools import cached_property
 from importlib import metadata
 from typing import Any
 
-from aesenv import __version__
+from aesenv.version import __version__
 from aesenv.artifact import Artifact
 from aesenv.channels import Channel, ChannelContext, ChannelResult, ChannelStatus, Evidence, Need
-from aesenv.kinds import KINDS, Kind, Look, Workbench, kind_of
+from aesenv.kinds import KINDS, kind_of
+from aesenv.kinds.base import Kind, Look, Backends
 from aesenv.lint.htmlhint import HtmlHint
 from aesenv.render import Renderer, Rendering
 from aesenv.rewards.aggregate import AGGREGATORS
@@ -66,11 +67,12 @@ def _version(dist: str) -> str:
 
 @dataclass
 class _KindParts:
-    """One kind's judge and channels in this pipeline."""
+    """One kind's judge and channels in this pipeline, and the reward it hands the learner."""
 
     judge: Any
     channels: list[Channel]
     live: bool  # some channel needs the page kept open
+    reward_problem: str | None = None  # why the configured reward cannot be this kind's (None: it can)
 
 
 class RewardPipeline:
@@ -85,20 +87,43 @@ class RewardPipeline:
         self.renderer = renderer or Renderer(self.config.render)
         self.linter = linter or HtmlHint()
         self.sandbox = sandbox or make_sandbox(self.config.sandbox)
-        self.bench = Workbench(self.renderer, self.sandbox)
+        self.backends = Backends(self.renderer, self.sandbox)
         self._given_judges = dict(judges or {})
         self._parts: dict[str, _KindParts] = {}
+        self._check_names()
         for name in KINDS:
             self._parts_of(KINDS[name])
 
+    def _check_names(self) -> None:
+        """Channel names and the reward are the kinds': checked here, against every registered kind."""
+        offered = {name for kind in KINDS for name in KINDS[kind].channels}
+        unknown = [c for c in [*self.config.channels, *self.config.channel_options] if c not in offered]
+        if unknown:
+            raise ValueError(f"unknown channels {unknown}; available: {sorted(offered)}")
+        declared = {name for kind in KINDS for name in KINDS[kind].rewards}
+        if self.config.reward not in declared:
+            raise ValueError(f"reward {self.config.reward!r} is not declared by any kind; declared: {sorted(declared)}")
+
     def _parts_of(self, kind: Kind) -> _KindParts:
         if kind.name not in self._parts:
+            for name in ("paper", "normalized"):
+                if name not in kind.rewards:
+                    raise ValueError(f"kind {kind.name!r} declares no {name!r} reward (it declares {sorted(kind.rewards)})")
+            unknown = sorted(set(kind.rewards.values()) - set(AGGREGATORS))
+            if unknown:
+                raise ValueError(f"kind {kind.name!r} names unknown aggregators {unknown}")
             judge = self._given_judges.get(kind.name) or kind.make_judge(self.config.judge, **self.config.judge_options)
-            context = ChannelContext(config=self.config, judge=judge, linter=self.linter, renderer=self.renderer)
             names = self.config.channels_for(kind.name)
-            channels = [kind.channels[name].from_context(context) for name in names]
-            self._parts[kind.name] = _KindParts(judge, channels, any(Need.LIVE_PAGE in c.needs for c in channels))
+            channels = [kind.channels[name].from_context(self._context(name, judge)) for name in names]
+            problem = None if self.config.reward in kind.rewards else (
+                f"reward {self.config.reward!r} is not one {kind.name!r} records declare ({sorted(kind.rewards)})")
+            self._parts[kind.name] = _KindParts(judge, channels, any(Need.LIVE_PAGE in c.needs for c in channels),
+                                                problem)
         return self._parts[kind.name]
+
+    def _context(self, channel: str, judge: Any) -> ChannelContext:
+        return ChannelContext(options=self.config.options_for(channel), judge=judge, linter=self.linter,
+                              renderer=self.renderer, timeout_s=self.config.channel_timeout_s)
 
     def judge(self, kind: str = "web") -> Any:
         """The judge this pipeline uses for `kind`'s answers."""
@@ -148,6 +173,8 @@ class RewardPipeline:
         files a plot script reads besides the task's data), e.g. a refine episode's workspace."""
         kind = kind_of(task)
         parts = self._parts_of(kind)
+        if parts.reward_problem:  # the config's, not the answer's: no record could carry its reward
+            raise ValueError(f"task {task.id}: {parts.reward_problem}")
         timings: dict[str, float] = {}
         start = time.perf_counter()
         artifact = kind.extract(text)
@@ -155,7 +182,7 @@ class RewardPipeline:
         # Task-level set-up (a reference rendering) first, before this answer holds a render slot.
         await asyncio.gather(*(c.prepare(task) for c in parts.channels))
         t = time.perf_counter()
-        async with kind.evidence(self.bench, task, artifact, kind.answer_files(task, files or {}), live=parts.live,
+        async with kind.evidence(self.backends, task, artifact, kind.answer_files(task, files or {}), live=parts.live,
                                  pictures=getattr(parts.judge, "needs_images", True)) as evidence:
             if kind.looked(evidence):
                 timings[kind.stage] = _ms(t)
@@ -164,7 +191,8 @@ class RewardPipeline:
             timings["channels"] = _ms(t)
         timings["total"] = _ms(start)
         record = self._record(kind, evidence, channels, timings, gate)
-        return Scored(record=record, rendering=evidence.rendering, artifact=artifact, plot=evidence.plot,
+        return Scored(record=record, rendering=getattr(evidence, "rendering", None), artifact=artifact,
+                      plot=getattr(evidence, "run", None),
                       picture=kind.picture(evidence), make_screen=lambda: next(iter(kind.images(evidence)), None))
 
     async def inspect(self, task: Task, code: str, files: dict[str, bytes], *, budget_chars: int = 12_000) -> Look:
@@ -172,7 +200,7 @@ class RewardPipeline:
         same evidence `score` makes, described within about `budget_chars`, with the kind's Φ."""
         kind = kind_of(task)
         artifact = kind.workspace_artifact(code)
-        async with kind.evidence(self.bench, task, artifact, files, live=kind.live_for_potential(task),
+        async with kind.evidence(self.backends, task, artifact, files, live=kind.live_for_potential(task),
                                  pictures=True) as evidence:
             problem = kind.look_problem(evidence)
             if problem:
@@ -219,9 +247,9 @@ class RewardPipeline:
 
     def _record(self, kind: Kind, evidence: Evidence, channels: dict[str, ChannelResult],
                 timings: dict[str, float], gate: str) -> RewardRecord:
-        task, artifact, rendering = evidence.task, evidence.artifact, evidence.rendering
-        reward = AGGREGATORS[kind.aggregator](channels)
-        normalized = AGGREGATORS["normalized" if kind.aggregator == "paper" else kind.aggregator](channels)
+        task, artifact, rendering = evidence.task, evidence.artifact, getattr(evidence, "rendering", None)
+        rewards = {name: AGGREGATORS[aggregator](channels) for name, aggregator in kind.rewards.items()}
+        reward, normalized = rewards["paper"], rewards["normalized"]
         infra = reward is None or normalized is None
         provenance = self.provenance(kind.name)
         exec_payload = channels.get("execution")
@@ -229,7 +257,7 @@ class RewardPipeline:
             provenance["htmlhint"] = exec_payload.payload["htmlhint_version"]
         return RewardRecord(
             task_id=task.id, category=task.category.value, status="infra_error" if infra else "ok",
-            failure=kind.failure(evidence, infra), reward=reward, normalized=normalized,
+            failure=kind.failure(evidence, infra), reward=reward, normalized=normalized, rewards=rewards,
             reward_name=self.config.reward, channels=channels, gate=gate,
             artifact=ArtifactInfo(kind=artifact.kind.value, sha256=artifact.sha256, bytes=artifact.source_bytes,
                                   truncated=artifact.truncated, reason=artifact.reason),

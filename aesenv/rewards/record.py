@@ -32,6 +32,9 @@ class RewardRecord(BaseModel):
     reward: float | None
     normalized: float | None
     reward_name: str = "paper"
+    # Every aggregate the task's kind declares (`Kind.rewards`), by name; `reward_name` is the one
+    # the learner is handed (`selected_reward`).
+    rewards: dict[str, float | None] = Field(default_factory=dict)
     channels: dict[str, ChannelResult]
     # The execution gate (`PipelineConfig.gate_on_execution`): "off", "passed", or "closed" (the
     # answer failed execution and the other channels were not run: `not_applicable`, saying so).
@@ -51,6 +54,8 @@ class RewardRecord(BaseModel):
     @property
     def selected_reward(self) -> float | None:
         """The aggregate named by `reward_name` (what an env hands to the learner)."""
-        if self.reward_name in ("paper", "normalized"):
+        if self.reward_name in self.rewards:
+            return self.rewards[self.reward_name]
+        if self.reward_name in ("paper", "normalized"):  # a record from before `rewards`
             return self.reward if self.reward_name == "paper" else self.normalized
         return AGGREGATORS[self.reward_name](self.channels)

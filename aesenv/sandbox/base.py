@@ -59,7 +59,7 @@ class Figure(BaseModel):
     svg: str | None = None  # matplotlib: the figure as the worker saved it (untrusted; the host draws it)
     dpi: float | None = None  # matplotlib: the figure's dpi (the scale the host draws the SVG at)
     plotly_json: str | None = None  # plotly: fig.to_json() (untrusted; the host draws it with plotly.js)
-    png: bytes | None = None  # what the host drew (`aesenv.plots.figures`): the picture every judge sees
+    png: bytes | None = None  # what the host drew (`aesenv.kinds.plot.figures`): the picture every judge sees
     meta: dict = {}  # the description of that drawing (`plots.drawn`), or {"error": ..., "unusable": True}
 
 

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
-import aesenv
+from aesenv.version import __version__
 from aesenv import paths
 from aesenv.sandbox.base import RUNTIMES
 
@@ -52,7 +52,7 @@ SMOKE_TEST = (f"import {', '.join(SANDBOX_LIBRARIES.values())}; matplotlib.use('
 
 
 def image_name() -> str:
-    return f"aesenv-sandbox:{aesenv.__version__}"
+    return f"aesenv-sandbox:{__version__}"
 
 
 def content_hash() -> str:

@@ -136,7 +136,7 @@ class WarmPool(ABC):
 
     async def run_plot(self, code: str, files: dict[str, bytes], limits: SandboxLimits | None = None) -> PlotRun:
         """The script's run and the figures it left, as the worker saved them (SVG, plotly JSON):
-        untrusted data, which the host draws and describes itself (`aesenv.plots.figures`)."""
+        untrusted data, which the host draws and describes itself (`aesenv.kinds.plot.figures`)."""
         answer = await self._submit({"kind": "plot", "code": code}, files, limits)
         return self._record(PlotRun, answer)
 

@@ -2,7 +2,7 @@
 (`aesenv serve`, `aesenv.serve.app`), one session per socket (`aesenv.serve.sessions`), typed
 wire models (`aesenv.serve.models`), Webdev-Bench sessions driven from outside
 (`aesenv.serve.webdev`), and the self-contained serving image (`aesenv.serve.container`).
-Clients: OpenEnv's `EnvClient`, or `aesenv.remote` for the Gymnasium API over the wire.
+Clients: OpenEnv's `EnvClient`, or `aesenv.envs.remote` for the Gymnasium API over the wire.
 
 Imports nothing heavy: `openenv-core` is the `serve` extra's.
 """

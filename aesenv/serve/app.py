@@ -36,7 +36,7 @@ from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
-import aesenv
+from aesenv.version import __version__
 from aesenv.serve.models import AesAction, AesObservation
 from aesenv.serve.sessions import CONNECTION, AesServedEnv, Connection, Hub, ServeSettings
 
@@ -205,7 +205,7 @@ def build_app(settings: ServeSettings, *, token: str | None = None) -> tuple[Gua
                                   env_name=env_id, concurrency_config=concurrency)
 
     async def envs(_) -> JSONResponse:
-        return JSONResponse({"aesenv": aesenv.__version__, "envs": served, "paths": {e: f"/{e}" for e in served},
+        return JSONResponse({"aesenv": __version__, "envs": served, "paths": {e: f"/{e}" for e in served},
                              "max_sessions": settings.max_sessions, "active_sessions": len(hub.sessions),
                              "sessions": {e: sum(s.env_id == e for s in hub.sessions) for e in served}})
 

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 
-import aesenv
+from aesenv.version import __version__
 from aesenv import paths
 from aesenv.sandbox.image import MIRROR, SUITE, client, node_install
 
@@ -187,7 +187,7 @@ def _drop_replaced(engine, name: str, previous: str | None, say: Callable[[str],
 def build(force: bool = False, say: Callable[[str], None] = print) -> str:
     """Build what is missing or stale; returns the image's name."""
     engine = client(timeout=1800)
-    base, base_digest = f"{BASE}:{aesenv.__version__}", hashlib.sha256(
+    base, base_digest = f"{BASE}:{__version__}", hashlib.sha256(
         json.dumps(base_recipe(), sort_keys=True).encode()).hexdigest()[:16]
     previous_base = None
     if force or _image_label(engine, base) != base_digest:
@@ -195,7 +195,7 @@ def build(force: bool = False, say: Callable[[str], None] = print) -> str:
         _build_base(engine, base, base_digest, say)
     checkout = checkout_root()
     files = code_files(checkout)
-    name, digest = f"{IMAGE}:{aesenv.__version__}", f"{base_digest}-{code_digest(checkout, files)}"
+    name, digest = f"{IMAGE}:{__version__}", f"{base_digest}-{code_digest(checkout, files)}"
     if not force and _image_label(engine, name) == digest:
         say(f"{name} is up to date ({digest})")
         return name

@@ -32,7 +32,7 @@ from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata
 from pydantic import BaseModel, Field, ValidationError
 
-import aesenv
+from aesenv.version import __version__
 from aesenv.envs import make_core
 from aesenv.envs.base import utf8_clean
 from aesenv.envs.refine import as_text
@@ -157,7 +157,7 @@ class AesServedEnv(Environment[AesAction, AesObservation, AesState]):
                         turn=self.turn, done=self.done, active_sessions=len(self.hub.sessions))
 
     def get_metadata(self) -> EnvironmentMetadata:
-        return EnvironmentMetadata(name=self.env_id, version=aesenv.__version__, author="aesenv",
+        return EnvironmentMetadata(name=self.env_id, version=__version__, author="aesenv",
                                    description=f"aesenv {self.env_id} ({self.mode}): code aesthetics, rendered in a "
                                                "hermetic browser and scored by aesenv's reward pipeline")
 

@@ -1,11 +1,11 @@
 """What a design should be, as AesCode describes it: a target design graph and the VGR predicates
 bound to it.
 
-The vocabulary is closed so that the graph parsed from a candidate page (`aesenv.verifiers.graph`)
+The vocabulary is closed so that the graph parsed from a candidate page (`aesenv.kinds.web.verifiers.graph`)
 and the target a task states speak the same words: atomic elements, containers, and three or more
 interchangeable siblings collapsed into a `group` with a count. A predicate is a yes/no question
 bound to target nodes (or the canvas), typed by what it asks, carrying the answer that passes and,
-when the parsed graph can decide it, the `test` that does (`aesenv.verifiers.vgr`); the rest need a
+when the parsed graph can decide it, the `test` that does (`aesenv.kinds.web.verifiers.vgr`); the rest need a
 VLM looking at the rendering.
 """
 
@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 NodeType = Literal["canvas", "heading", "text", "image", "icon", "chart", "table", "badge", "button", "input",
                    "link", "region", "card", "panel", "list", "group"]
 EdgeType = Literal["contains", "before", "aligned", "adjacent", "connected"]
-# How the parsed graph answers (`aesenv.verifiers.vgr.TESTS`, one entry each).
+# How the parsed graph answers (`aesenv.kinds.web.verifiers.vgr.TESTS`, one entry each).
 TestOp = Literal["present", "complete", "most_prominent", "before", "aligned", "labels", "last"]
 CANVAS = "canvas"  # the id a predicate binds to for the whole page
 

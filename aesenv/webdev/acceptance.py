@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from aesenv.kinds.base import Workbench
+from aesenv.kinds.base import Backends
 from aesenv.render.live import LivePage, PageFault
 from aesenv.webdev.health import Delivery, opened
 from aesenv.webdev.tasks import ChecklistItem, CompositeTask, Dimension, Expect, Step
@@ -182,18 +182,18 @@ def not_delivered(task: CompositeTask, delivery: Delivery) -> list[ItemGrade]:
     return [item_grade(item, r.id, {}, f"not delivered: {why}") for r in task.requirements for item in r.items]
 
 
-async def accept(bench: Workbench, task: CompositeTask, delivery: Delivery) -> list[ItemGrade]:
+async def accept(backends: Backends, task: CompositeTask, delivery: Delivery) -> list[ItemGrade]:
     """Every item of `task` graded on the delivered application, in the task's order."""
     owners = {item.id: r.id for r in task.requirements for item in r.items}
     if not delivery.launched:
         return not_delivered(task, delivery)
     grades: dict[str, ItemGrade] = {}
     shared = [item for item in task.items() if not (item.steps or item.viewport)]
-    async with opened(bench, delivery.dist) as (_, live):
+    async with opened(backends, delivery.dist) as (_, live):
         for item in shared:
             grades[item.id] = await _on(live, item, owners[item.id])
     for item in (i for i in task.items() if i.id not in grades):
-        async with opened(bench, delivery.dist, viewport=item.viewport) as (_, live):
+        async with opened(backends, delivery.dist, viewport=item.viewport) as (_, live):
             grades[item.id] = await _on(live, item, owners[item.id])
     return [grades[item.id] for item in task.items()]
 

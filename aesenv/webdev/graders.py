@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from aesenv.interact.acting import ActionFailed, Actor
 from aesenv.interact.labeling import draw_marks, label
 from aesenv.interact.models import Action
-from aesenv.kinds.base import Workbench
+from aesenv.kinds.base import Backends
 from aesenv.llm.client import ChatClient, ClientConfig, Usage, image_part
 from aesenv.quoting import GUARD
 from aesenv.registry import Registry
@@ -33,7 +33,7 @@ from aesenv.webdev.tasks import CompositeTask, Requirement
 class Grader(Protocol):
     name: str
 
-    async def grade(self, bench: Workbench, task: CompositeTask, delivery: Delivery) -> list[ItemGrade]: ...
+    async def grade(self, backends: Backends, task: CompositeTask, delivery: Delivery) -> list[ItemGrade]: ...
 
 
 GRADERS: Registry[Any] = Registry("webdev grader")
@@ -52,8 +52,8 @@ class CheckGrader:
         if argument:
             raise ValueError("the offline grader takes no argument")
 
-    async def grade(self, bench: Workbench, task: CompositeTask, delivery: Delivery) -> list[ItemGrade]:
-        return await accept(bench, task, delivery)
+    async def grade(self, backends: Backends, task: CompositeTask, delivery: Delivery) -> list[ItemGrade]:
+        return await accept(backends, task, delivery)
 
 
 SYSTEM = """You are the acceptance tester of a web application a developer delivered. You get one
@@ -97,12 +97,12 @@ class VlmGrader:
     async def close(self) -> None:
         await self.client.close()
 
-    async def grade(self, bench: Workbench, task: CompositeTask, delivery: Delivery) -> list[ItemGrade]:
+    async def grade(self, backends: Backends, task: CompositeTask, delivery: Delivery) -> list[ItemGrade]:
         if not delivery.launched:
             return not_delivered(task, delivery)
         grades: list[ItemGrade] = []
         for requirement in task.requirements:
-            async with opened(bench, delivery.dist) as (_, live):
+            async with opened(backends, delivery.dist) as (_, live):
                 if live is None:
                     raise RuntimeError("the delivered application did not open for the acceptance agent")
                 grades += await self._requirement(live, requirement)

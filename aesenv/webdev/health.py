@@ -25,7 +25,7 @@ from urllib.parse import quote
 
 from pydantic import BaseModel, Field
 
-from aesenv.kinds.base import Workbench
+from aesenv.kinds.base import Backends
 from aesenv.kinds.project.build import OUTPUT_DIR, build, generated
 from aesenv.kinds.project.channels import blank
 from aesenv.render import RenderStatus
@@ -102,10 +102,10 @@ class Delivery:
         return self.rendering.image("jpeg", max_height=4000) if self.rendering else None
 
 
-async def check_health(bench: Workbench, files: dict[str, bytes], port: int) -> tuple[HealthCheck, dict[str, bytes]]:
+async def check_health(backends: Backends, files: dict[str, bytes], port: int) -> tuple[HealthCheck, dict[str, bytes]]:
     """Build the sources (ours), start them with the project's `npm start`, and have the sandbox
     probe the port for the built app; the check and the built `dist/` ({} when it did not build)."""
-    built = await build(bench.sandbox, files)
+    built = await build(backends.sandbox, files)
     ignored = dict(list(built.ignored.items())[:20])
     if built.infra:
         return HealthCheck(infra=built.problem, ignored=ignored), {}
@@ -113,7 +113,7 @@ async def check_health(bench: Workbench, files: dict[str, bytes], port: int) -> 
         return HealthCheck(problem=f"the app does not build: {built.problem}", log=clip(built.log_tail(3_000), 3_000),
                            ignored=ignored), {}
     dist = built.output
-    modules = bench.sandbox.runtime_path("project_modules")
+    modules = backends.sandbox.runtime_path("project_modules")
     if modules is None:
         return HealthCheck(built=True, infra="the project packages are not installed: run `aesenv setup`"), dist
     served = {p: b for p, b in files.items() if not generated(p)}
@@ -121,7 +121,7 @@ async def check_health(bench: Workbench, files: dict[str, bytes], port: int) -> 
     expected = probed_files(dist)
     probe = Probe(port=port, paths=[(url, len(dist[name])) for url, name in expected], wait_s=START_TIMEOUT_S)
     limits = SandboxLimits(timeout_s=SERVE_TIMEOUT_S, max_output_bytes=100_000)
-    run = await bench.sandbox.run(START_COMMAND, served, limits, links={"node_modules": modules}, probe=probe)
+    run = await backends.sandbox.run(START_COMMAND, served, limits, links={"node_modules": modules}, probe=probe)
     if run.status is RunStatus.INFRA_ERROR:
         return HealthCheck(built=True, infra=f"the sandbox failed on our side: {run.reason}", ignored=ignored), dist
     if run.probe is None or run.probe.error.startswith("probe:"):
@@ -171,19 +171,19 @@ def judge_probe(probe: ProbeResult, dist: dict[str, bytes], expected: list[tuple
 
 
 @contextlib.asynccontextmanager
-async def opened(bench: Workbench, dist: dict[str, bytes], *, viewport: tuple[int, int] | None = None
+async def opened(backends: Backends, dist: dict[str, bytes], *, viewport: tuple[int, int] | None = None
                  ) -> AsyncIterator[tuple[Rendering, LivePage | None]]:
     """The built app open in the hermetic browser (its `index.html` from the virtual origin)."""
     page = dist["index.html"].decode("utf-8", "replace")
     assets = {p: b for p, b in dist.items() if p != "index.html"}
-    async with bench.renderer.session(page, files=assets, entry="index.html", viewport=viewport) as (rendering, live):
+    async with backends.renderer.session(page, files=assets, entry="index.html", viewport=viewport) as (rendering, live):
         yield rendering, live
 
 
-async def deliver(bench: Workbench, files: dict[str, bytes], port: int) -> Delivery:
+async def deliver(backends: Backends, files: dict[str, bytes], port: int) -> Delivery:
     """The health check, then the served page as the user sees it."""
-    health, dist = await check_health(bench, files, port)
+    health, dist = await check_health(backends, files, port)
     if not health.built or "index.html" not in dist:
         return Delivery(health, dist)
-    async with opened(bench, dist) as (rendering, _):
+    async with opened(backends, dist) as (rendering, _):
         return Delivery(health, dist, rendering)

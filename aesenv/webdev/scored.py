@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aesenv.kinds.base import Workbench
-from aesenv.kinds.project import PROJECT
+from aesenv.kinds.base import Backends
+from aesenv.kinds.project.kind import PROJECT
 from aesenv.webdev.acceptance import accept
 from aesenv.webdev.health import Delivery, deliver
 from aesenv.webdev.metrics import task_metrics
@@ -31,11 +31,11 @@ def starting_files(task: CompositeTask) -> dict[str, bytes]:
     return PROJECT.initial_files(project_task(task))
 
 
-async def delivery_scores(bench: Workbench, task: CompositeTask, files: dict[str, bytes]) -> DeliveryScores:
+async def delivery_scores(backends: Backends, task: CompositeTask, files: dict[str, bytes]) -> DeliveryScores:
     """Deliver `files` (health check, served page) and grade every item of `task` on it."""
-    delivery = await deliver(bench, files, task.port)
+    delivery = await deliver(backends, files, task.port)
     if delivery.infra:
         return DeliveryScores({"webdev_launch": None, "webdev_acceptance": None}, delivery, delivery.infra)
-    grades = await accept(bench, task, delivery)
+    grades = await accept(backends, task, delivery)
     weighted = task_metrics(grades, delivery.launched)["weighted"]
     return DeliveryScores({"webdev_launch": float(delivery.launched), "webdev_acceptance": weighted}, delivery)

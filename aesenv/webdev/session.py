@@ -177,9 +177,9 @@ class _Session:
         files = dict(self.env.workspace.files)
         if self.last is not None and self.last[1] == files:
             return self.last[0]
-        delivery = await deliver(self.pipeline.bench, files, self.task.port)
+        delivery = await deliver(self.pipeline.backends, files, self.task.port)
         if delivery.infra:
-            delivery = await deliver(self.pipeline.bench, files, self.task.port)
+            delivery = await deliver(self.pipeline.backends, files, self.task.port)
             if why := delivery.infra:
                 raise _Stop("infra_error", why)
         self.last = (delivery, files)
@@ -255,7 +255,7 @@ class _Session:
             if record.status == "ok":  # graded also when a budget ran out: the project as it stands
                 final = await self.deliver()
                 record.delivered, record.launch = final.launched, final.health
-                record.grades = await self.grader.grade(self.pipeline.bench, self.task, final)
+                record.grades = await self.grader.grade(self.pipeline.backends, self.task, final)
                 record.metrics = task_metrics(record.grades, record.delivered)
         except _Stop as stop:  # our side failed delivering the final project
             record.status, record.error = "infra_error", stop.error

@@ -143,7 +143,7 @@ def play_gym(url: str, env_id: str) -> None:
     import gymnasium as gym
 
     if env_id == "AesWebdevBench-v0":
-        from aesenv.remote import AsyncRemoteEnv
+        from aesenv.envs.remote import AsyncRemoteEnv
 
         async def webdev() -> None:
             env = AsyncRemoteEnv(url, env_id)
@@ -188,7 +188,7 @@ async def eight_sessions_without_crosstalk(server: str) -> None:
     """8 AesWebRefine-v0 sessions at once, each with its own page: each sees its own workspace and
     its record is of its own page."""
     from aesenv.artifact import extract_artifact
-    from aesenv.remote import AsyncRemoteEnv
+    from aesenv.envs.remote import AsyncRemoteEnv
 
     markers = [f"Marker{i}x{i * 7919}" for i in range(8)]
 

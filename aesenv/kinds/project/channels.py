@@ -1,14 +1,17 @@
 """The project verifier as reward channels: `project_gate` (G), `project_det` (f_det) and
 `project_vlm` (f_vlm); the `webcoder` aggregator (`aesenv.rewards.aggregate`) makes
-R = G·(0.6·f_det + 0.4·f_vlm). The kind builds, serves and measures once (`Evidence.extra`:
+R = G·(0.6·f_det + 0.4·f_vlm). The kind builds, serves and measures once (`ProjectEvidence`:
 the build, the census, the reference); the channels read that."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
-from aesenv.channels.base import Channel, ChannelContext, ChannelResult, ChannelStatus, Evidence
-from aesenv.kinds.project.census import f_det_generation, pixel_similarity
+from aesenv.channels.base import Channel, ChannelContext, ChannelResult, ChannelStatus
+from aesenv.kinds.page import PageEvidence
+from aesenv.kinds.project.build import Build
+from aesenv.kinds.project.census import Census, f_det_generation, pixel_similarity
 from aesenv.kinds.project.judge import Sight, setting
 from aesenv.llm.client import JudgeError
 from aesenv.render import RenderStatus
@@ -21,12 +24,25 @@ def blank(rendering) -> bool:
     return m.text_chars < BLANK_TEXT_CHARS and not m.images_total and not m.canvases
 
 
-def gate_verdict(evidence: Evidence) -> tuple[ChannelStatus, str]:
+@dataclass
+class ProjectEvidence(PageEvidence):
+    """A project's evidence, measured once for all its channels: the sources it was given, the
+    build (None only before the build ran), the census taken on the served page, and in the
+    reproduction setting the reference picture and its text."""
+
+    files: dict[str, bytes] = field(default_factory=dict)
+    build: Build | None = None
+    census: Census | None = None
+    reference_png: bytes | None = None
+    reference_text: str = ""
+
+
+def gate_verdict(evidence: ProjectEvidence) -> tuple[ChannelStatus, str]:
     """G's verdict on the evidence, and why when it is not OK: INFRA_ERROR when our side failed
     (no build, a sandbox or renderer failure), FAILED when the project did (it does not build,
     leaves no entry page, does not render, renders blank). The gate and the record's `failure`
     both read it."""
-    build = evidence.extra.get("build")
+    build = evidence.build
     if build is None:
         return ChannelStatus.INFRA_ERROR, "the project was not built"
     if build.infra:
@@ -52,9 +68,9 @@ class ProjectGateChannel(Channel):
     needs = frozenset()
     failure_raw = 0.0
 
-    async def measure(self, evidence: Evidence) -> ChannelResult:
+    async def measure(self, evidence: ProjectEvidence) -> ChannelResult:
         status, why = gate_verdict(evidence)
-        build = evidence.extra.get("build")
+        build = evidence.build
         if status is ChannelStatus.INFRA_ERROR:
             return ChannelResult.infra_error(why, **({"backend": build.run.backend} if build is not None else {}))
         log = {"build_log": build.log_tail(600), "build_ms": round(build.run.duration_ms, 1),
@@ -72,12 +88,12 @@ class ProjectDetChannel(Channel):
     name = "project_det"
     needs = frozenset()
 
-    async def measure(self, evidence: Evidence) -> ChannelResult:
-        task, census = evidence.task, evidence.extra.get("census")
+    async def measure(self, evidence: ProjectEvidence) -> ChannelResult:
+        task, census = evidence.task, evidence.census
         if census is None or evidence.rendering is None:
             return ChannelResult.infra_error("no census of the served app")
         if setting(task) == "reproduction":
-            reference = evidence.extra.get("reference_png")
+            reference = evidence.reference_png
             if not reference or not evidence.rendering.full_page_png:
                 return ChannelResult.infra_error("no reference or no screenshot to compare")
             pixels = pixel_similarity(evidence.rendering.full_page_png, reference)  # whole pages
@@ -102,14 +118,15 @@ class ProjectVlmChannel(Channel):
 
     @classmethod
     def from_context(cls, context: ChannelContext) -> "ProjectVlmChannel":
+        cls.options_of(context)
         return cls(context.judge)
 
-    async def measure(self, evidence: Evidence) -> ChannelResult:
-        census = evidence.extra.get("census")
+    async def measure(self, evidence: ProjectEvidence) -> ChannelResult:
+        census = evidence.census
         if census is None or evidence.rendering is None:
             return ChannelResult.infra_error("no census of the served app")
-        sight = Sight(evidence.task, evidence.rendering, census, evidence.extra.get("reference_png"),
-                      evidence.extra.get("reference_text", ""))
+        sight = Sight(evidence.task, evidence.rendering, census, evidence.reference_png,
+                      evidence.reference_text)
         try:
             grade = await self.judge.grade(sight)
         except JudgeError as exc:

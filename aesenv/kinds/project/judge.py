@@ -17,7 +17,7 @@ from typing import Any
 from PIL import Image
 from pydantic import BaseModel, Field, create_model
 
-from aesenv.judges.offline import OfflineDesignJudge
+from aesenv.kinds.web.judges.offline import OfflineDesignJudge
 from aesenv.kinds.project.census import Census, pixel_similarity, requirement_checks, text_overlap
 from aesenv.llm.client import ChatClient, image_part
 from aesenv.quoting import GUARD
@@ -206,6 +206,6 @@ def _offline(_: str, **options: Any) -> OfflineProjectJudge:
 
 @PROJECT_JUDGES.register("openai")
 def _openai(model: str, *, samples: int = 3, **options: Any) -> VlmProjectJudge:
-    from aesenv.judges.vlm import judge_client
+    from aesenv.judging.vlm import judge_client
 
     return VlmProjectJudge(judge_client(model, samples=samples, **options), samples=samples)
