@@ -14,6 +14,7 @@ from pathlib import Path
 
 from aesenv.version import __version__
 from aesenv.kinds import env_ids
+from aesenv.models import add_judge_args
 from aesenv.kinds.web.kind import WEB
 
 
@@ -151,8 +152,9 @@ def _cmd_score(args: argparse.Namespace) -> int:
     from aesenv.rewards import PipelineConfig, RewardPipeline
 
     task = _task_from_args(args)
-    judge_options = {key: value for key, value in (("base_url", args.judge_base_url), ("samples", args.judge_samples))
-                     if value is not None}
+    from aesenv.models import JudgeSpec
+
+    judge_options = JudgeSpec.from_args(args).options()
     channels = {"channels": args.channels.split(",")} if args.channels else {}
     config = PipelineConfig(judge=args.judge, judge_options=judge_options, reward=args.reward,
                             render=RenderConfig(online=args.online), sandbox=args.sandbox, **channels)
@@ -349,11 +351,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--category", default="Website")
     p.add_argument("--task", help="a Task JSON file instead of --prompt/--category")
     p.add_argument("--task-id", default="cli")
-    p.add_argument("--judge", default="offline",
-                   help="offline (default) or openai:<model> (a VLM over the OpenAI-compatible API; "
-                        "key from OPENAI_API_KEY, endpoint from OPENAI_BASE_URL)")
-    p.add_argument("--judge-base-url", help="OpenAI-compatible endpoint for openai:<model> (e.g. a vLLM server)")
-    p.add_argument("--judge-samples", type=int, help="ask the VLM judge k times and take the median (e.g. 3)")
+    add_judge_args(p)
     p.add_argument("--reward", default="paper", choices=["paper", "normalized", "aescode"])
     p.add_argument("--channels", help="comma-separated reward channels (default: execution,static,interactive; "
                    "AesCode: execution,text,boundary,chart,table,layout,whitespace,checklist)")

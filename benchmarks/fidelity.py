@@ -39,6 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from aesenv.models import JudgeSpec, add_judge_args
+
 CORPUS_DIR = Path(__file__).resolve().parent / "fidelity"
 
 MARGINS = ("clear", "subtle")
@@ -577,9 +579,7 @@ def run_fidelity(out_dir: str | Path, **kwargs: Any) -> dict[str, Any]:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m benchmarks.fidelity", description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default="runs/fidelity", help="output folder: report.json, report.md, scores.jsonl (cache)")
-    p.add_argument("--judge", default="offline", help="offline (default) or openai:<model> (a VLM judge)")
-    p.add_argument("--judge-base-url", help="OpenAI-compatible endpoint for openai:<model> (default OPENAI_BASE_URL)")
-    p.add_argument("--judge-samples", type=int, help="ask the VLM judge k times per page and take the median")
+    add_judge_args(p)
     p.add_argument("--limit", type=int, default=None, help="only the first N prompts")
     p.add_argument("--tasks", nargs="+", help="only these prompt ids")
     p.add_argument("--tags", nargs="+", help=f"only pairs with any of these tags: {', '.join(sorted(PAIR_TAGS))}")
@@ -592,7 +592,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    options = {k: v for k, v in (("base_url", args.judge_base_url), ("samples", args.judge_samples)) if v is not None}
+    options = JudgeSpec.from_args(args).options()
     report = run_fidelity(args.out, judge_spec=args.judge, judge_options=options, limit=args.limit, task_ids=args.tasks,
                           tags=args.tags, concurrency=args.concurrency, progress=not args.no_progress,
                           use_cache=not args.rescore, timeout_retries=args.timeout_retries)

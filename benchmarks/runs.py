@@ -9,31 +9,27 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from aesenv.kinds.web.judges import default_judge, judge_setup_problem, offline_judge_warning
+from aesenv.kinds.web.judges import offline_judge_warning
+from aesenv.models import JudgeSpec, add_judge_args as add_model_judge_args
 from policies import Policy, make_policy
 
 log = logging.getLogger(__name__)
 
 
 def add_judge_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--judge", default=default_judge(),
-                   help="openai:<model> (a VLM judge; default $AESENV_JUDGE or %(default)s) or offline "
-                        "(a deterministic proxy for tests and smoke runs)")
-    p.add_argument("--judge-base-url", help="OpenAI-compatible endpoint for the judge (default OPENAI_BASE_URL)")
-    p.add_argument("--judge-samples", type=int,
-                   help="ask the VLM judge k times per item: median scores, and mean ± CI in the summary")
+    """The judge flags, defaulting to the VLM judge ($AESENV_JUDGE or `aesenv.models.DEFAULT_VLM_JUDGE`)."""
+    add_model_judge_args(p, default=None)
 
 
 def judge_options(args: argparse.Namespace) -> dict[str, Any]:
-    return {key: value for key, value in (("base_url", args.judge_base_url), ("samples", args.judge_samples))
-            if value is not None}
+    return JudgeSpec.from_args(args).options()
 
 
 def parse_checked(p: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
     """Parse, then refuse a judge that cannot work here before any page is generated (a run whose
     every record is a masked judge failure is worse than no run), and warn about the offline one."""
     args = p.parse_args(argv)
-    if problem := judge_setup_problem(args.judge, judge_options(args)):
+    if problem := JudgeSpec.from_args(args).problem():
         p.error(problem)
     if args.judge == "offline":
         log.warning("%s", offline_judge_warning())

@@ -17,7 +17,7 @@ import pytest
 from aesenv import cli
 from aesenv.artifact import Artifact, ArtifactKind
 from aesenv.kinds.web.static import StaticChannel
-from aesenv.kinds.web.judges import JUDGES
+from aesenv.models import PAGE_JUDGE
 from aesenv.kinds import KINDS, env_ids, register_kind
 from aesenv.kinds.base import Kind
 from aesenv.policy import register_policy
@@ -43,7 +43,7 @@ class SvgKind(Kind):
     system_prompt = "You are an illustrator. Answer with one SVG document in a ```svg block."
     workspace_brief = "an SVG drawing: the entry file is drawing.svg"
     channel_classes = (StaticChannel,)
-    judges = JUDGES
+    judges = PAGE_JUDGE
 
     def extract(self, text: str | bytes) -> Artifact:
         text = text.decode("utf-8", "replace") if isinstance(text, bytes) else text

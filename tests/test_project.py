@@ -28,7 +28,8 @@ from aesenv.kinds.project.kind import potential_of
 from aesenv.kinds.project.build import scaffold_files
 from aesenv.kinds.project.census import (Census, pixel_similarity, requirement_score, source_authoring,
                                          text_overlap)
-from aesenv.kinds.project.judge import PROJECT_JUDGES, Sight, snap
+from aesenv.kinds.project.judge import Sight, snap
+from aesenv.models import PROJECT_JUDGE
 from aesenv.rewards import PipelineConfig, RewardPipeline
 from aesenv.rewards.aggregate import webcoder
 from aesenv.tasks import Task, load_tasks
@@ -496,7 +497,7 @@ async def test_the_vlm_judge_takes_the_median_of_three_draws(openai_server, rend
              {"design": 0.75, "content": 0.5, "functionality": 0.0, "render_health": 1.0, "rationale": "b"},
              {"design": 0.25, "content": 0.8, "functionality": 1.0, "render_health": 0.75, "rationale": "c"}]
     openai_server.script(choices(*draws))
-    judge = PROJECT_JUDGES["openai"]("test-model", base_url=openai_server.url, api_key_env="AESENV_TEST_NO_KEY",
+    judge = PROJECT_JUDGE.backends["openai"]("test-model", base_url=openai_server.url, api_key_env="AESENV_TEST_NO_KEY",
                                      cache_dir=None)
     rendering = await renderer.render("<main><h1>Menu</h1><p>Sourdough and rye.</p></main>")
     try:

@@ -126,7 +126,7 @@ def test_the_project_launch_script_composes_through_main_ppo(tmp_path):
 
 
 def test_training_defaults_to_a_vlm_judge_and_the_offline_one_needs_a_switch(tiny_model, monkeypatch, caplog):
-    from aesenv.kinds.web.judges import DEFAULT_VLM_JUDGE
+    from aesenv.models import DEFAULT_VLM_JUDGE
     from train import reward
 
     kwargs = composed("grpo_ar_single_turn", f"actor_rollout_ref.model.path={tiny_model}"

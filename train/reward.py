@@ -20,7 +20,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from aesenv.kinds.web.judges import default_judge, judge_setup_problem, offline_judge_warning
+from aesenv.kinds.web.judges import offline_judge_warning
+from aesenv.models import JudgeSpec, default_judge
 from aesenv.kinds import KINDS
 from aesenv.render import RenderConfig
 from aesenv.rewards import PipelineConfig, RewardPipeline, RewardRecord
@@ -48,7 +49,7 @@ class RewardOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    judge: str | None = None  # default: `aesenv.kinds.web.judges.default_judge()`, a VLM
+    judge: str | None = None  # default: `aesenv.models.default_judge()`, a VLM
     allow_offline_judge: bool = False  # the offline judge is a proxy: training on it takes this switch
     judge_samples: int | None = Field(default=None, ge=1)  # VLM judge: median of k answers
     judge_base_url: str | None = None  # VLM judge endpoint (else OPENAI_BASE_URL)
@@ -74,7 +75,7 @@ class RewardOptions(BaseModel):
 def pipeline_config(**options: Any) -> PipelineConfig:
     """The pipeline the reward options describe (shared by the reward function and the agent loop).
 
-    The judge defaults to a VLM (`aesenv.kinds.web.judges.default_judge`). Training on the offline judge
+    The judge defaults to a VLM (`aesenv.models.default_judge`). Training on the offline judge
     needs `allow_offline_judge: true` and logs its measured fidelity once: a policy trained on a
     proxy learns the proxy. A judge that cannot work here, or an option this function does not
     know, is a configuration error, raised before any sample is scored rather than ignored or
@@ -94,13 +95,13 @@ def _pipeline_config(given: RewardOptions) -> PipelineConfig:
     judge = given.judge or default_judge()
     # The sampling and endpoint options are a VLM judge's; the offline judge is one deterministic
     # answer from no server, so the config's `judge_samples: 1` next to `judge: offline` is moot.
-    offline = judge == "offline"
-    options = {} if offline else {**given.judge_options, **{k: v for k, v in (
-        ("samples", given.judge_samples), ("base_url", given.judge_base_url)) if v}}
+    spec = JudgeSpec(spec=judge) if JudgeSpec(spec=judge).offline else JudgeSpec(
+        spec=judge, samples=given.judge_samples, base_url=given.judge_base_url, settings=given.judge_options)
+    offline, options = spec.offline, spec.options()
     if offline and not given.allow_offline_judge:
         raise ValueError("training with the offline judge needs reward_kwargs.allow_offline_judge=true; "
                          + offline_judge_warning())
-    if problem := judge_setup_problem(judge, options):
+    if problem := spec.problem():
         raise ValueError(problem)
     if offline and not _WARNED_OFFLINE:
         _WARNED_OFFLINE = True

@@ -35,7 +35,7 @@ from tqdm import tqdm
 
 from aesenv.kinds.web.kind import WEB
 from aesenv.data.common import Stage, make_client, usage_summary
-from aesenv.kinds.web.judges import default_judge
+from aesenv.models import default_judge
 from aesenv.llm.client import ChatClient
 from aesenv.rewards import PipelineConfig, RewardPipeline
 from aesenv.tasks import Category, Task

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from aesenv.interact.models import InteractionReport
-from aesenv.registry import Registry
-from aesenv.specs import build_from_spec, parse_spec
+from aesenv.models import INTERACTOR
+from aesenv.specs import parse_spec
 from aesenv.render.live import LivePage
 from aesenv.tasks import Task
 
@@ -22,11 +22,10 @@ class Interactor(Protocol):
 
 
 InteractorFactory = Callable[..., Interactor]  # (spec argument, budget, **options)
-INTERACTORS: Registry[InteractorFactory] = Registry("interaction agent")
+INTERACTORS = INTERACTOR.backends  # the `interactor` role of `aesenv.models`
 
 
-@INTERACTORS.register("offline")
-def _offline(_: str, budget: int, **options: Any) -> Interactor:
+def offline_interactor(_: str, budget: int, **options: Any) -> Interactor:
     from aesenv.interact.explorer import OfflineExplorer
 
     if options:
@@ -34,8 +33,7 @@ def _offline(_: str, budget: int, **options: Any) -> Interactor:
     return OfflineExplorer(budget=budget)
 
 
-@INTERACTORS.register("openai")
-def _openai(model: str, budget: int, **options: Any) -> Interactor:
+def openai_interactor(model: str, budget: int, **options: Any) -> Interactor:
     from aesenv.interact.vlm_agent import VlmAgent
     from aesenv.llm.client import ChatClient, ClientConfig
 
@@ -45,7 +43,7 @@ def _openai(model: str, budget: int, **options: Any) -> Interactor:
 
 
 def make_interactor(spec: str, budget: int = 3, **options: Any) -> Interactor:
-    return build_from_spec(INTERACTORS, spec, budget, **options)
+    return INTERACTOR.build(spec, budget, **options)
 
 
 def interactor_for(judge_spec: str, interactor: str | None) -> str:

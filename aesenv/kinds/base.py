@@ -15,19 +15,19 @@ subclass and one call.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from aesenv.artifact import Artifact, ArtifactKind, extract_artifact
 from aesenv.channels.base import Channel, Evidence
 from aesenv.kinds.page import PageEvidence
+from aesenv.models import ModelRole
 from aesenv.render.describe import describe_rendering, structural_score
 from aesenv.render.references import decode_reference
 from aesenv.registry import Registry
 from aesenv.render import Renderer, RenderStatus
 from aesenv.sandbox.base import Sandbox
-from aesenv.specs import build_from_spec
 from aesenv.tasks import Task
 from aesenv.render.references import ReferenceRenderings
 
@@ -79,7 +79,7 @@ class Kind:
     # pages and plots, WebCoder's R for projects) and `normalized` its [0, 1] form; every kind
     # declares both. `PipelineConfig.reward` selects one of these for the learner.
     rewards: ClassVar[dict[str, str]] = {"paper": "paper", "normalized": "normalized"}
-    judges: ClassVar[Registry[Callable[..., Any]]]  # `offline`, `openai` ... → factory(argument, **options)
+    judges: ClassVar[ModelRole]  # the `aesenv.models` role that judges this kind's evidence
     envs: ClassVar[dict[str, tuple[str, str]]] = DEFAULT_ENVS  # mode -> (id suffix, env entry point)
     # Whether a policy is shown the task's reference (`reference`) with its first prompt: it is
     # what a page is compared with, so the policy must see it; a kind whose reference is the
@@ -140,7 +140,7 @@ class Kind:
 
     # --- answering ----------------------------------------------------------------------------
     def make_judge(self, spec: str, **options: Any) -> Any:
-        return build_from_spec(self.judges, spec, **options)
+        return self.judges.build(spec, **options)
 
     def extract(self, text: str | bytes) -> Artifact:
         """The artifact in a model answer."""

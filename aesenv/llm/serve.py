@@ -11,7 +11,7 @@ import shlex
 
 from pydantic import BaseModel, Field
 
-from aesenv.kinds.web.judges import DEFAULT_VLM_JUDGE
+from aesenv.models import DEFAULT_VLM_JUDGE
 
 
 class JudgeServer(BaseModel):

@@ -152,7 +152,7 @@ def code_digest(checkout: Path, files: list[str]) -> str:
 
 
 def checkout_root() -> Path:
-    root = Path(aesenv.__file__).resolve().parents[1]
+    root = Path(paths.__file__).resolve().parents[1]  # aesenv/paths.py → the checkout
     if not (root / "pyproject.toml").is_file():
         raise RuntimeError(f"{root} is not an aesenv checkout: the serving image is built from one")
     return root

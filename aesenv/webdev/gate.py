@@ -20,8 +20,7 @@ from pydantic import BaseModel, Field
 
 from aesenv.llm.client import ChatClient, ClientConfig, image_part
 from aesenv.quoting import GUARD, block, inline
-from aesenv.registry import Registry
-from aesenv.specs import build_from_spec
+from aesenv.models import WEBDEV_USER
 from aesenv.text import clip
 from aesenv.webdev.health import Delivery
 
@@ -54,12 +53,12 @@ class SimulatedUser(Protocol):
     async def review(self, review: Review) -> Verdict: ...
 
 
-USERS: Registry[Any] = Registry("webdev user")
+USERS = WEBDEV_USER.backends  # the `webdev_user` role of `aesenv.models`
 
 
 def make_user(spec: str) -> SimulatedUser:
     """`offline` or `openai:<model>`."""
-    return build_from_spec(USERS, spec)
+    return WEBDEV_USER.build(spec)
 
 
 def quoted_labels(request: str) -> list[str]:
@@ -71,7 +70,6 @@ def _fold(text: str) -> str:
     return re.sub(r"\s+", " ", text).casefold()
 
 
-@USERS.register("offline")
 class OfflineUser:
     name = "offline"
     MIN_LABEL_SHARE = 0.5
@@ -135,7 +133,6 @@ def review_messages(review: Review) -> list[dict]:
     return [{"role": "system", "content": USER_SYSTEM}, {"role": "user", "content": content}]
 
 
-@USERS.register("openai")
 class ChatUser:
     def __init__(self, model: str = "", **options: Any) -> None:
         if not model:

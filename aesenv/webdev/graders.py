@@ -22,9 +22,8 @@ from aesenv.interact.models import Action
 from aesenv.kinds.base import Backends
 from aesenv.llm.client import ChatClient, ClientConfig, Usage, image_part
 from aesenv.quoting import GUARD
-from aesenv.registry import Registry
+from aesenv.models import WEBDEV_GRADER
 from aesenv.render.live import PageFault
-from aesenv.specs import build_from_spec
 from aesenv.webdev.acceptance import ItemGrade, accept, item_grade, not_delivered
 from aesenv.webdev.health import Delivery, opened
 from aesenv.webdev.tasks import CompositeTask, Requirement
@@ -36,15 +35,14 @@ class Grader(Protocol):
     async def grade(self, backends: Backends, task: CompositeTask, delivery: Delivery) -> list[ItemGrade]: ...
 
 
-GRADERS: Registry[Any] = Registry("webdev grader")
+GRADERS = WEBDEV_GRADER.backends  # the `webdev_grader` role of `aesenv.models`
 
 
 def make_grader(spec: str) -> Grader:
     """`offline` or `openai:<model>`."""
-    return build_from_spec(GRADERS, spec)
+    return WEBDEV_GRADER.build(spec)
 
 
-@GRADERS.register("offline")
 class CheckGrader:
     name = "offline"
 
@@ -84,7 +82,6 @@ class Turn(BaseModel):
     grades: list[Graded] = Field(default_factory=list)
 
 
-@GRADERS.register("openai")
 class VlmGrader:
     def __init__(self, model: str = "", *, max_actions: int = 6, **options: Any) -> None:
         if not model:

@@ -11,8 +11,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from aesenv.judging.base import StaticJudgement
-from aesenv.registry import Registry
-from aesenv.specs import build_from_spec
+from aesenv.models import PLOT_JUDGE
 from aesenv.sandbox.base import Figure
 from aesenv.tasks import Task
 
@@ -29,11 +28,10 @@ class PlotJudge(Protocol):
 
 
 PlotJudgeFactory = Callable[..., PlotJudge]
-PLOT_JUDGES: Registry[PlotJudgeFactory] = Registry("plot judge")
+PLOT_JUDGES = PLOT_JUDGE.backends  # the `plot_judge` role of `aesenv.models`
 
 
-@PLOT_JUDGES.register("offline")
-def _offline(_: str, **options: Any) -> PlotJudge:
+def offline_plot_judge(_: str, **options: Any) -> PlotJudge:
     from aesenv.kinds.plot.judge import OfflinePlotJudge
 
     if options:
@@ -41,15 +39,8 @@ def _offline(_: str, **options: Any) -> PlotJudge:
     return OfflinePlotJudge()
 
 
-@PLOT_JUDGES.register("openai")
-def _openai(model: str, **options: Any) -> PlotJudge:
-    from aesenv.kinds.plot.vlm import openai_plot_judge
-
-    return openai_plot_judge(model, **options)
-
-
 def make_plot_judge(spec: str, **options: Any) -> PlotJudge:
-    return build_from_spec(PLOT_JUDGES, spec, **options)
+    return PLOT_JUDGE.build(spec, **options)
 
 
 __all__ = ["PLOT_JUDGES", "PlotJudge", "make_plot_judge"]

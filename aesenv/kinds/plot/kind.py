@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 from aesenv.artifact import Artifact, ArtifactKind
 from aesenv.kinds.plot.channels import PlotEvidence, PlotExecutionChannel, PlotStaticChannel, plot_failure
 from aesenv.kinds.base import Kind, Backends
-from aesenv.kinds.plot.judges import PLOT_JUDGES
+from aesenv.models import PLOT_JUDGE
 from aesenv.kinds.plot.figures import draw_figures
 from aesenv.kinds.plot.prompt import data_preview, plot_request
 from aesenv.sandbox.base import PlotRun, RunStatus
@@ -48,7 +48,7 @@ class PlotKind(Kind):
     observation_lengths = {"prompt": 100_000, "category": 64, "data_files": 10_000, "data_preview": 100_000}
     blank_frame = BLANK_FIGURE
     channel_classes = (PlotExecutionChannel, PlotStaticChannel)
-    judges = PLOT_JUDGES
+    judges = PLOT_JUDGE
     # A plot's reference image is the ground truth the VLM judge compares with (PandasPlotBench's
     # `plots_gt`); the benchmark asks from the description, so the policy never sees it.
     shows_reference = False

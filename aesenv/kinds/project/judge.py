@@ -21,7 +21,6 @@ from aesenv.kinds.web.judges.offline import OfflineDesignJudge
 from aesenv.kinds.project.census import Census, pixel_similarity, requirement_checks, text_overlap
 from aesenv.llm.client import ChatClient, image_part
 from aesenv.quoting import GUARD
-from aesenv.registry import Registry
 from aesenv.render import Rendering, RequestOutcome
 from aesenv.tasks import Task
 
@@ -194,18 +193,13 @@ class VlmProjectJudge:
         await self.client.close()
 
 
-PROJECT_JUDGES: Registry[Any] = Registry("project judge")
-
-
-@PROJECT_JUDGES.register("offline")
-def _offline(_: str, **options: Any) -> OfflineProjectJudge:
+def offline_project_judge(_: str, **options: Any) -> OfflineProjectJudge:
     if options:
         raise ValueError(f"the offline judge takes no options (got {sorted(options)})")
     return OfflineProjectJudge()
 
 
-@PROJECT_JUDGES.register("openai")
-def _openai(model: str, *, samples: int = 3, **options: Any) -> VlmProjectJudge:
+def openai_project_judge(model: str, *, samples: int = 3, **options: Any) -> VlmProjectJudge:
     from aesenv.judging.vlm import judge_client
 
     return VlmProjectJudge(judge_client(model, samples=samples, **options), samples=samples)

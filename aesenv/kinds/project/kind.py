@@ -26,7 +26,8 @@ from aesenv.kinds.project.build import build, generated, scaffold_files
 from aesenv.kinds.project.census import Census, requirement_score, source_authoring, take_census
 from aesenv.kinds.project.channels import (ProjectDetChannel, ProjectEvidence, ProjectGateChannel, ProjectVlmChannel, blank,
                                             gate_verdict)
-from aesenv.kinds.project.judge import PROJECT_JUDGES, setting
+from aesenv.kinds.project.judge import setting
+from aesenv.models import PROJECT_JUDGE
 from aesenv.render import RenderStatus
 from aesenv.tasks import Task
 from aesenv.quoting import block, inline
@@ -48,7 +49,7 @@ class ProjectKind(Kind):
     fixed_channels = True
     gate_channel = "project_gate"
     rewards = {"paper": "webcoder", "normalized": "webcoder", "webcoder": "webcoder"}
-    judges = PROJECT_JUDGES
+    judges = PROJECT_JUDGE
     envs = {"refine": ("", "aesenv.envs.project:ProjectEnv")}
     reference_caption = ""  # a reproduction's request says the screenshot is attached (`request`)
     whole_page_reference = True  # WebCoder replicates long screenshots: the reference is its whole page

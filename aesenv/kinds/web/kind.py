@@ -13,7 +13,7 @@ from aesenv.channels.base import Evidence
 from aesenv.kinds.web.execution import ExecutionChannel
 from aesenv.kinds.web.interactive import InteractiveChannel
 from aesenv.kinds.web.static import StaticChannel
-from aesenv.kinds.web.judges import JUDGES
+from aesenv.models import PAGE_JUDGE
 from aesenv.kinds.base import Kind
 from aesenv.render.describe import structural_score
 from aesenv.tasks import Task
@@ -31,7 +31,7 @@ class WebKind(Kind):
     workspace_brief = ("a web page: the entry file is index.html; other files you write (CSS, JS, images) are "
                        "served next to it")
     channel_classes = (ExecutionChannel, StaticChannel, InteractiveChannel, *VERIFIER_CHANNELS)
-    judges = JUDGES
+    judges = PAGE_JUDGE
     rewards = {"paper": "paper", "normalized": "normalized", "aescode": "aescode",
                "aescode_checklist": "aescode_checklist"}
 
