@@ -94,7 +94,7 @@ async def test_garbage_answers_are_an_infra_error_not_a_zero(renderer, openai_se
     openai_server.default = lambda _: "I think the page is lovely."
     result = await _score(renderer, make_agent(retries=1))
     assert result.status is ChannelStatus.INFRA_ERROR and result.raw is None and result.score is None
-    assert "JudgeError" in result.payload["reason"] or "no usable answer" in result.payload["reason"]
+    assert "ModelError" in result.payload["reason"] or "no usable answer" in result.payload["reason"]
 
 
 async def test_game_pages_get_game_guidance(renderer, openai_server, make_agent):

@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 from pydantic import BaseModel, Field
 
-from aesenv.llm.client import ChatClient, ClientConfig, JudgeError, extract_json_object, image_part, list_price
+from aesenv.llm.client import ChatClient, ClientConfig, ModelError, extract_json_object, image_part, list_price
 from support.openai_server import answer, choices, drop, http_error, slow
 
 API_KEY = "sk-test-0123456789abcdefSECRET"
@@ -96,7 +96,7 @@ async def test_transport_failures_are_retried_then_succeed(openai_server, make_c
 async def test_garbage_after_all_retries_is_a_judge_error(openai_server, make_client):
     openai_server.default = lambda _: "I think the page is nice."
     client = make_client(cache_dir=None, retries=2)
-    with pytest.raises(JudgeError, match=r"no usable answer after 3 attempt\(s\).*no JSON object"):
+    with pytest.raises(ModelError, match=r"no usable answer after 3 attempt\(s\).*no JSON object"):
         await client.complete_json(_messages(), Verdict)
     assert len(openai_server.completions) == 3
     assert client.usage.requests == 3 and client.usage.retries == 2
@@ -130,7 +130,7 @@ async def test_slow_server_times_out_and_is_retried(openai_server, make_client):
 
 async def test_a_server_that_never_answers_in_time_is_a_judge_error(openai_server, make_client):
     openai_server.default = lambda _: slow(3.0, then={"score": 1})
-    with pytest.raises(JudgeError, match="no response within 0.2s"):
+    with pytest.raises(ModelError, match="no response within 0.2s"):
         await make_client(cache_dir=None, timeout_s=0.2, retries=1).complete_json(_messages(), Verdict)
     assert len(openai_server.completions) == 2
 
@@ -147,7 +147,7 @@ async def test_429_waits_for_retry_after(openai_server, make_client):
 async def test_client_errors_are_not_retried_and_never_echo_the_key(openai_server, make_client, monkeypatch, key):
     monkeypatch.setenv("OPENAI_API_KEY", key)
     openai_server.script(http_error(401, message=f"Incorrect API key provided: {key}"))
-    with pytest.raises(JudgeError, match="HTTP 401") as info:
+    with pytest.raises(ModelError, match="HTTP 401") as info:
         await make_client(cache_dir=None).complete_json(_messages(), Verdict)
     assert key not in str(info.value) and "API key" in str(info.value)
     assert len(openai_server.completions) == 1
@@ -239,7 +239,7 @@ async def test_api_key_never_reaches_logs_errors_or_config(openai_server, make_c
     caplog.set_level(logging.DEBUG)
     openai_server.script(http_error(500, message=f"upstream said {API_KEY}"), drop(), "nonsense")
     client = make_client(cache_dir=None, retries=2)
-    with pytest.raises(JudgeError) as info:
+    with pytest.raises(ModelError) as info:
         await client.complete_json(_messages(), Verdict)
     assert caplog.records, "retries should have been logged"
     assert API_KEY not in caplog.text and API_KEY not in str(info.value)

@@ -13,7 +13,7 @@ import subprocess
 import pytest
 
 from aesenv.artifact import extract_artifact
-from aesenv.channels.base import Evidence
+from aesenv.kinds.page import PageEvidence as Evidence
 from aesenv.kinds.web.execution import ExecutionChannel
 from aesenv.lint.htmlhint import AESCODER_RULES, LINT_FAILURE_RULE, HtmlHint, htmlhint_module_dir
 from aesenv.paths import node_dir

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 from aesenv.envs import make_core
 from aesenv.envs.refine import RefineBudget
 from aesenv.envs.tools import TOOLS
-from aesenv.llm.client import ChatClient, ClientConfig, JudgeError
+from aesenv.llm.client import ChatClient, ClientConfig, ModelError
 from aesenv.llm.serve import JudgeServer
 from aesenv.trajectory import run_episode
 from policies.openai_chat import OpenAIChatPolicy
@@ -137,7 +137,7 @@ async def test_refine_episode_driven_by_the_served_model_is_recorded(vllm_server
 async def test_greedy_samples_are_refused_with_the_servers_reason(vllm_server):
     """vLLM will not return n > 1 greedy samples; the error must say so, not look like a bad answer."""
     client = _judge(vllm_server)
-    with pytest.raises(JudgeError, match="HTTP 400.*greedy"):
+    with pytest.raises(ModelError, match="HTTP 400.*greedy"):
         await client.complete_json([{"role": "user", "content": "Rate the page."}], Verdict, samples=3)
     assert client.usage.requests == 1
     await client.close()

@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from aesenv.kinds.web.judges import make_judge
-from aesenv.llm.client import ChatClient, ClientConfig, JudgeError
+from aesenv.llm.client import ChatClient, ClientConfig, ModelError
 from aesenv.kinds.web.judges.vlm import VlmJudgeConfig, VlmStaticJudge
 from aesenv.lint.htmlhint import HtmlHint
 from aesenv.render.models import PageMetrics, Rendering, RenderStatus
@@ -118,7 +118,7 @@ async def test_sub_scores_on_the_wrong_scale_are_retried(openai_server, make_vlm
 
 async def test_garbage_judge_raises_judge_error(openai_server, make_vlm):
     openai_server.default = lambda _: "The page looks great, 9/10!"
-    with pytest.raises(JudgeError, match="no usable answer after 2 attempt"):
+    with pytest.raises(ModelError, match="no usable answer after 2 attempt"):
         await make_vlm(cache_dir=None, retries=1).judge(TASK, rendering_of_height(900))
 
 
@@ -157,7 +157,7 @@ async def test_failing_judge_masks_the_static_channel_and_voids_the_reward(opena
     record = (await vlm_pipeline(retries=2).score(TASK, GOOD_PAGE.read_text())).record
     static = record.channels["static"]
     assert static.status is ChannelStatus.INFRA_ERROR and static.score is None and static.raw is None
-    assert "judge openai:test-model failed: JudgeError" in static.payload["reason"]
+    assert "judge openai:test-model failed: ModelError" in static.payload["reason"]
     assert "no usable answer after 3 attempt(s)" in static.payload["reason"]
     assert record.channels["execution"].status is ChannelStatus.OK
     assert record.status == "infra_error" and record.reward is None and record.normalized is None

@@ -21,7 +21,7 @@ from tqdm import tqdm
 
 from aesenv.data.common import Stage, make_client, usage_summary
 from aesenv.jsonl import read_jsonl
-from aesenv.llm.client import JudgeError
+from aesenv.llm.client import ModelError
 from aesenv.tasks import Category, Task
 
 MIN_WORDS, MAX_WORDS = 40, 60
@@ -85,7 +85,7 @@ async def build_prompt_data(config: PromptDataConfig) -> dict[str, Any]:
                 try:
                     reply = await writer.complete_json(rewrite_messages(description), Rewrite,
                                                        validate=check_rewrite, cache=False)
-                except JudgeError as exc:
+                except ModelError as exc:
                     rejected.add([{"id": row_id, "description": description, "why": str(exc)[:300]}])
                 else:
                     task = Task(id=row_id, prompt=reply.value.instruction.strip(), category=reply.value.category,

@@ -7,7 +7,7 @@ category; then, one action per turn from the published grammar, it acts, and on 
 responded as it should, 0 if not, null (NaN) after a typing step whose submit is still to come.
 The episode ends after N scored interactions, on `finish`, or at a turn limit; the score is the
 number of 1s. A model that cannot be reached or keeps answering outside the schema raises
-`JudgeError`, which the channel reports as an infra error (masked), never as a 0.
+`ModelError`, which the channel reports as an infra error (masked), never as a 0.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ a reward computed from a VLM must be cheap to repeat, reproducible and honest ab
 - retries transport failures (connect, timeout, dropped connection, 429, 5xx) and unusable answers
   with exponential backoff and jitter, honouring `Retry-After` (the SDK's own retries are off, so
   one budget covers both and `worst_case_s` is a deadline that fits every retry); after `retries`
-  re-attempts it raises `JudgeError`, which callers turn into an `infra_error` (never a score of 0);
+  re-attempts it raises `ModelError`, which callers turn into an `infra_error` (never a score of 0);
 - runs under a concurrency limit and an optional requests-per-minute limit;
 - caches validated answers on disk, keyed by endpoint, model, messages (images by hash), sampling
   params and schema, so re-scoring the same page costs no request;
@@ -177,11 +177,12 @@ class Completion(BaseModel, Generic[T]):
     raw_text: str
 
 
-class JudgeError(RuntimeError):
-    """The model could not be reached or gave no usable answer within the retry budget."""
+class ModelError(RuntimeError):
+    """The model (a judge, an agent, a simulated user) could not be reached or gave no usable answer
+    within the retry budget: our failure, recorded as `infra_error`, never a score."""
 
 
-class _Rejected(JudgeError):
+class _Rejected(ModelError):
     """The server refused the request for good (a 4xx other than rate limits)."""
 
     def __init__(self, status: int, detail: str, message: str) -> None:
@@ -434,9 +435,9 @@ class ChatClient:
         return values, texts, usage
 
     async def _wait_to_retry(self, exc: _Retryable, failures: int, usage: Usage) -> None:
-        """Back off before re-attempt number `failures`, or raise `JudgeError` past the budget."""
+        """Back off before re-attempt number `failures`, or raise `ModelError` past the budget."""
         if failures > self.config.retries:
-            raise JudgeError(f"{self.config.model} at {self.config.public_base_url}: no usable answer "
+            raise ModelError(f"{self.config.model} at {self.config.public_base_url}: no usable answer "
                              f"after {failures} attempt(s); last error: {exc}") from None
         usage.retries += 1
         wait = self._backoff(failures, exc.retry_after)
@@ -481,7 +482,7 @@ class ChatClient:
     async def _request(self, messages: list[dict], schema: type[BaseModel], n: int, seed: int | None,
                        usage: Usage) -> list[str]:
         """One chat-completions request; returns the choices' texts. Transport trouble raises
-        `_Retryable`; a request the server will never accept raises `JudgeError`."""
+        `_Retryable`; a request the server will never accept raises `ModelError`."""
         params: dict[str, Any] = {"messages": messages}
         if n > 1:
             params["n"] = n

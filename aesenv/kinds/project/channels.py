@@ -13,7 +13,7 @@ from aesenv.kinds.page import PageEvidence
 from aesenv.kinds.project.build import Build
 from aesenv.kinds.project.census import Census, f_det_generation, pixel_similarity
 from aesenv.kinds.project.judge import Sight, setting
-from aesenv.llm.client import JudgeError
+from aesenv.llm.client import ModelError
 from aesenv.render import RenderStatus
 
 BLANK_TEXT_CHARS = 20  # fewer visible characters, with no image or canvas, is a blank page
@@ -129,7 +129,7 @@ class ProjectVlmChannel(Channel):
                       evidence.reference_text)
         try:
             grade = await self.judge.grade(sight)
-        except JudgeError as exc:
+        except ModelError as exc:
             return ChannelResult.infra_error(f"judge failed: {exc}")
         return ChannelResult(status=ChannelStatus.OK, score=grade.score, raw=grade.score,
                              payload=grade.model_dump())

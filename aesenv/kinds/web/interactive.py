@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from aesenv.channels.base import Channel, ChannelContext, ChannelResult, ChannelStatus, Need
 from aesenv.interact.agents import Interactor, make_interactor
 from aesenv.kinds.page import PageEvidence
-from aesenv.llm.client import JudgeError
+from aesenv.llm.client import ModelError
 from aesenv.render.inpage import WorldScriptError
 from aesenv.render.live import PageFault
 from aesenv.tasks import Category
@@ -84,7 +84,7 @@ class InteractiveChannel(Channel):
         try:
             with live.page_time(self.page_time_s):
                 report = await self.agent.explore(live, evidence.task)
-        except JudgeError as exc:
+        except ModelError as exc:
             return ChannelResult.infra_error(f"interaction agent {self.agent.name} failed: {exc}")
         except PageFault as exc:  # an agent that does not end its episode on one itself
             return self.failed(f"{exc.stop}: {exc}", agent=self.agent.name, page_errors=_thrown_since(rendering, live))

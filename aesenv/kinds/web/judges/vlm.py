@@ -7,7 +7,7 @@ model sees the category, the user's instruction and the page (one JPEG, or top-t
 slices for tall pages, so text stays legible after the API's own downscaling).
 
 With `samples=k` the judge asks for k answers and takes the median of each sub-score (total =
-their sum), as WebCoder's median-of-3 does. Transport or parse failures surface as `JudgeError`,
+their sum), as WebCoder's median-of-3 does. Transport or parse failures surface as `ModelError`,
 which the static channel turns into `infra_error` (masked, never 0).
 """
 
