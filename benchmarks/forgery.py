@@ -187,7 +187,7 @@ def compare(case: Case, honest: Scores | RewardRecord, forged: Scores | RewardRe
 async def _scores(case: Case, answer: tuple[str, dict[str, bytes]], pipeline: RewardPipeline) -> Scores:
     text, files = answer
     if case.webdev is not None:  # delivered as a Webdev-Bench session's workspace would be
-        return Scores.of_delivery(await delivery_scores(pipeline.bench, case.webdev, {"index.html": text.encode(), **files}))
+        return Scores.of_delivery(await delivery_scores(pipeline.backends, case.webdev, {"index.html": text.encode(), **files}))
     return Scores.of_record((await pipeline.score(case.task, text, files=files or None)).record)
 
 

@@ -49,8 +49,8 @@ def shape_problems(task: CompositeTask) -> list[str]:
 async def check_task(pipeline: RewardPipeline, task: CompositeTask) -> list[str]:
     problems = shape_problems(task)
     files = PROJECT.initial_files(project_task(task))  # what the session's env starts from
-    delivery = await deliver(pipeline.bench, files, task.port)
-    grades = await accept(pipeline.bench, task, delivery)
+    delivery = await deliver(pipeline.backends, files, task.port)
+    grades = await accept(pipeline.backends, task, delivery)
     for r in task.requirements:  # doing nothing must satisfy no requirement
         if all(g.grade == 3 for g in grades if g.requirement == r.id):
             problems.append(f"{r.id}: already satisfied by the starting project (doing nothing would score it)")
@@ -58,17 +58,17 @@ async def check_task(pipeline: RewardPipeline, task: CompositeTask) -> list[str]
     user = OfflineUser()
     for j, r in enumerate(task.requirements, 1):
         if j > 1:  # each round must be needed: the state before it leaves its requirement unsatisfied
-            before = [g for g in await accept(pipeline.bench, task, delivery) if g.requirement == r.id]
+            before = [g for g in await accept(pipeline.backends, task, delivery) if g.requirement == r.id]
             if all(g.grade == 3 for g in before):
                 problems.append(f"{r.id}: already satisfied before its round, by the reference of round {j - 1}")
         files.update({p: t.encode("utf-8") for p, t in r.solution.items()})
-        delivery = await deliver(pipeline.bench, files, task.port)
+        delivery = await deliver(pipeline.backends, files, task.port)
         verdict = await user.review(Review(task.brief, r.text, j, delivery, previous))
         if not verdict.passed:
             problems.append(f"{r.id}: the offline user returns the reference round: {verdict.critique} "
                             f"({delivery.health.problem or delivery.console[:3]})")
         previous = delivery.text
-    for g in await accept(pipeline.bench, task, delivery):
+    for g in await accept(pipeline.backends, task, delivery):
         if g.grade != 3:
             problems.append(f"{g.requirement}/{g.id}: grade {g.grade} on the reference solution: "
                             f"{g.problem or g.parts}")
