@@ -26,9 +26,9 @@ from typing import Any, Literal
 from pydantic import BaseModel
 from tqdm import tqdm
 
-from aesenv.envs.refine import AsyncRefineEnv
+from aesenv.envs import make_core
 from aesenv.jsonl import dumps
-from aesenv.kinds import kind_of
+from aesenv.kinds import KINDS, kind_of
 from aesenv.llm.client import Usage, image_part
 from aesenv.render.references import decode_reference
 from aesenv.rewards import PipelineConfig, RewardPipeline, RewardRecord
@@ -139,7 +139,9 @@ def _first_image(messages: list[dict[str, Any]]) -> bytes | None:
 
 async def _refine_episode(task: Task, policy: Policy, pipeline: RewardPipeline, episodes: Path) -> Scored:
     remote = getattr(pipeline, "remote_env", None)  # `aesenv.envs.remote.RemoteScorer`: the env is served elsewhere
-    env = remote(task, "refine") if remote else AsyncRefineEnv([task], kind=task.kind, pipeline=pipeline)
+    # The kind's own refine env (a project task gets the project's tools and ledger), as `gym.make` builds it.
+    env = (remote(task, "refine") if remote
+           else make_core(KINDS[task.kind].env_id("refine"), [task], pipeline=pipeline))
     try:
         trajectory = await run_episode(env, policy, task=task)
     finally:

@@ -11,6 +11,7 @@ Gymnasium `EnvSpec` carries (`kwargs={"kind": "web"}`); scoring is always `Rewar
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -115,7 +116,8 @@ class KindEnv(gym.Env):
     a real 0. `sandbox="local"|"docker"` picks where untrusted code runs (recorded in every record)."""
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 1}
-    core_class: ClassVar[type[AsyncKindEnv]]
+    mode: ClassVar[str]  # the env id's mode (`single`, `refine`)
+    core_class: ClassVar[Callable[..., AsyncKindEnv]]  # the async core's class or factory
     default_step_timeout_s: ClassVar[float] = 180.0
 
     def __new__(cls, *args: Any, remote: str | None = None, **kwargs: Any):
@@ -127,7 +129,7 @@ class KindEnv(gym.Env):
 
         kind = KINDS[kwargs["kind"]]
         options = {k: kwargs[k] for k in ("token", "render_mode", "step_timeout_s") if kwargs.get(k) is not None}
-        return RemoteEnv(remote, kind.env_id(cls.core_class.mode), **options)
+        return RemoteEnv(remote, kind.env_id(cls.mode), **options)
 
     def __init__(self, tasks: TaskSource | None = None, *, kind: str, config: PipelineConfig | dict | None = None,
                  sandbox: str | None = None, render_mode: str | None = None, step_timeout_s: float | None = None,

@@ -13,16 +13,21 @@ lower score replaces a higher one: the ledger records what the agent last saw), 
 left out; Φ = Σ wᵢ φᵢ is in `info` after every step with the ledger. A reproduction task
 without requirements uses the source-authoring score of the last webshot. The final workspace is
 rebuilt and scored by the verifier independently of the conversation; an episode that ran out
-of wall time loses 0.1.
+of wall time loses 0.1 (`WallBudgetPenalty`).
+
+The env is the refine env composed with the project's toolset (`PROJECT_TOOLSET`) and Φ
+(`RequirementLedger`), wrapped in the wall-budget penalty: `make_project_env`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from aesenv.envs.refine import AsyncRefineEnv, Outcome, RefineBudget, RefineEnv
+from aesenv.envs.base import TaskSource
+from aesenv.envs.refine import (REFINE_TOOLSET, SUBMIT_ENDS, AsyncRefineEnv, EndRule, Outcome, RefineBudget, RefineEnv)
 from aesenv.envs.tools import REFINE_TOOL_SPECS, ToolCall, ToolError, ToolSpecs, text_form_help
-from aesenv.kinds.base import Look
+from aesenv.envs.wrappers import WallBudgetPenalty
+from aesenv.kinds.base import Kind, Look
 from aesenv.kinds.project.kind import PROJECT, potential_of
 from aesenv.kinds.project.build import generated
 from aesenv.kinds.project.skills import SKILLS, skill_text
@@ -64,86 +69,98 @@ def project_budget() -> RefineBudget:
     return RefineBudget(max_turns=PROJECT_MAX_TURNS, max_wall_s=PROJECT_MAX_WALL_S, run_timeout_s=60.0)
 
 
-class AsyncProjectEnv(AsyncRefineEnv):
-    tool_specs = PROJECT_TOOL_SPECS
-    measure_at_end = False  # Φ comes from the agent's own webshots only
+def project_system_prompt(kind: Kind, specs: ToolSpecs) -> str:
+    return (f"You develop {kind.workspace_brief}. Work with the tools: read the project, write and edit "
+            "its files, call webshot to build it and see the served app (and any build or page errors), fix "
+            "what is wrong, and call submit when every requirement is met. Only the project at submit is "
+            "scored: it is rebuilt, served and checked, and it must build and render.\n\nIf you cannot call "
+            f"tools natively, write exactly one tool call per message in this form:\n\n"
+            f"{text_form_help(specs)}\n\n{OBSERVATION_GUARD}")
 
-    def __init__(self, tasks=None, *, kind: str = PROJECT.name, budget: RefineBudget | None = None,
-                 **options: Any) -> None:
-        super().__init__(tasks, kind=kind, budget=budget or project_budget(), **options)
+
+def project_modules(env: AsyncRefineEnv) -> dict[str, str]:
+    """A `run` gets the read-only React + Vite install as its node_modules."""
+    modules = env.pipeline.sandbox.runtime_path("project_modules")
+    if modules is None:
+        raise ToolError("the project packages are not installed on our side (run `aesenv setup`); "
+                        "this is not caused by your call")
+    return {"node_modules": modules}
+
+
+async def list_files(env: AsyncRefineEnv, call: ToolCall) -> Outcome:
+    return Outcome(call, "\n".join(f"{p} ({len(b)} B)" for p, b in sorted(env.workspace.files.items())) or "(empty)")
+
+
+async def search_files(env: AsyncRefineEnv, call: ToolCall) -> Outcome:
+    pattern = call.arguments["pattern"]
+    if not pattern:
+        raise ToolError("search_files: the pattern is empty")
+    hits = []
+    for path, data in sorted(env.workspace.files.items()):
+        for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+            if pattern in line:
+                hits.append(f"{path}:{number}: {shown(line.strip(), 200)}")
+    more = f"\n… and {len(hits) - MAX_SEARCH_HITS} more" if len(hits) > MAX_SEARCH_HITS else ""
+    return Outcome(call, "\n".join(hits[:MAX_SEARCH_HITS]) + more if hits else f"no file contains {pattern!r}")
+
+
+async def skill(env: AsyncRefineEnv, call: ToolCall) -> Outcome:
+    try:
+        return Outcome(call, skill_text(call.arguments["name"].strip()))
+    except KeyError:
+        raise ToolError(f"no skill {shown(call.arguments['name'])!r}; skills: {', '.join(SKILLS)}") from None
+
+
+# The refine tools minus `render`, plus the project's own; `webshot` is the project's look.
+PROJECT_TOOLSET = REFINE_TOOLSET.with_tools(
+    PROJECT_TOOL_SPECS, {"list_files": list_files, "search_files": search_files, "webshot": AsyncRefineEnv.look,
+                         "skill": skill},
+    system_prompt=project_system_prompt, run_links=project_modules, run_keeps=lambda path: not generated(path))
+
+
+class RequirementLedger:
+    """Φ = Σ wᵢ φᵢ over a ledger of per-requirement scores that only the agent's own webshots
+    update (a lower score replaces a higher one: the ledger holds what the agent last saw); the
+    ledger is in every step's info. A task without requirements uses the kind's Φ of the look
+    (the source-authoring score)."""
+
+    name = "requirement-ledger"
+
+    def __init__(self) -> None:
         self.ledger: dict[str, float] = {}
-        self._handlers.pop("render")
-        self._handlers.update(list_files=self._list_files, search_files=self._search_files,
-                              webshot=self._render, skill=self._skill)
 
-    def first_turn(self, task: Task) -> list[dict]:
-        system = (f"You develop {self.kind.workspace_brief}. Work with the tools: read the project, write and edit "
-                  "its files, call webshot to build it and see the served app (and any build or page errors), fix "
-                  "what is wrong, and call submit when every requirement is met. Only the project at submit is "
-                  "scored: it is rebuilt, served and checked, and it must build and render.\n\nIf you cannot call "
-                  f"tools natively, write exactly one tool call per message in this form:\n\n"
-                  f"{text_form_help(self.tool_specs)}\n\n{OBSERVATION_GUARD}")
-        return [{"role": "system", "content": system}, {"role": "user", "content": self.kind.request(task)}]
-
-    async def reset(self, *, task: Task | str | None = None, seed: int | None = None) -> tuple[list[dict], dict]:
-        messages, info = await super().reset(task=task, seed=seed)
+    def reset(self, task: Task) -> None:
         self.ledger = {}
-        return messages, {**info, "ledger": {}}
 
-    async def step(self, action: str | dict):
-        messages, reward, terminated, truncated, info = await super().step(action)
-        return messages, reward, terminated, truncated, {**info, "ledger": dict(self.ledger)}
-
-    def sandbox_links(self) -> dict[str, str]:
-        modules = self.pipeline.sandbox.runtime_path("project_modules")
-        if modules is None:
-            raise ToolError("the project packages are not installed on our side (run `aesenv setup`); "
-                            "this is not caused by your call")
-        return {"node_modules": modules}
-
-    def kept(self, path: str) -> bool:
-        return not generated(path)
-
-    def end_penalty(self, end: str) -> float:
-        return WALL_BUDGET_PENALTY if end == "max_wall_s" else 0.0
-
-    def start_potential_of(self, look: Look) -> float:
+    def start(self, task: Task, look: Look) -> float:
         """Φ of the starting workspace: its requirements as a look measures them (the ledger
         itself stays empty: it holds what the agent's own webshots showed)."""
-        if self.task.project is None or not self.task.project.requirements:
+        if task.project is None or not task.project.requirements:
             return look.potential
-        return potential_of(self.task, look.measures)
+        return potential_of(task, look.measures)
 
-    def potential_after(self, look: Look) -> float:
-        if self.task.project is None or not self.task.project.requirements:
-            return look.potential  # the source-authoring score
+    def after(self, task: Task, look: Look) -> float:
+        if task.project is None or not task.project.requirements:
+            return look.potential
         self.ledger.update(look.measures)
-        return potential_of(self.task, self.ledger)
+        return potential_of(task, self.ledger)
 
-    async def _list_files(self, call: ToolCall) -> Outcome:
-        return Outcome(call, "\n".join(f"{p} ({len(b)} B)" for p, b in sorted(self.workspace.files.items()))
-                       or "(empty)")
+    def info(self) -> dict[str, Any]:
+        return {"ledger": dict(self.ledger)}
 
-    async def _search_files(self, call: ToolCall) -> Outcome:
-        pattern = call.arguments["pattern"]
-        if not pattern:
-            raise ToolError("search_files: the pattern is empty")
-        hits = []
-        for path, data in sorted(self.workspace.files.items()):
-            for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
-                if pattern in line:
-                    hits.append(f"{path}:{number}: {shown(line.strip(), 200)}")
-        more = f"\n… and {len(hits) - MAX_SEARCH_HITS} more" if len(hits) > MAX_SEARCH_HITS else ""
-        return Outcome(call, "\n".join(hits[:MAX_SEARCH_HITS]) + more if hits else f"no file contains {pattern!r}")
 
-    async def _skill(self, call: ToolCall) -> Outcome:
-        try:
-            return Outcome(call, skill_text(call.arguments["name"].strip()))
-        except KeyError:
-            raise ToolError(f"no skill {shown(call.arguments['name'])!r}; skills: {', '.join(SKILLS)}") from None
+def make_project_env(tasks: TaskSource | None = None, *, kind: str = PROJECT.name, budget: RefineBudget | None = None,
+                     end_rule: EndRule = SUBMIT_ENDS, wall_penalty: float = WALL_BUDGET_PENALTY,
+                     **options: Any) -> WallBudgetPenalty:
+    """The project env's async core: the refine env with the project's tools and requirement
+    ledger, Φ from the agent's own webshots only (no look at the end), and the wall-budget
+    penalty. `options` are the refine env's (pipeline, config, opening, score_at_end)."""
+    core = AsyncRefineEnv(tasks, kind=kind, budget=budget or project_budget(), toolset=PROJECT_TOOLSET,
+                          end_rule=end_rule, potential=RequirementLedger(), measure_at_end=False, **options)
+    return WallBudgetPenalty(core, wall_penalty)
 
 
 class ProjectEnv(RefineEnv):
-    """The Gymnasium facade of `AsyncProjectEnv` (as `RefineEnv` is of the refine core)."""
+    """The Gymnasium facade of the project env (as `RefineEnv` is of the refine core)."""
 
-    core_class = AsyncProjectEnv
+    core_class = staticmethod(make_project_env)

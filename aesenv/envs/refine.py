@@ -29,17 +29,25 @@ changed after the last render, Φ is measured once more when the episode ends. �
 first render; `info["start_potential"]` is what the starting workspace is worth, known at reset
 (0 when it is empty; otherwise one look at it, taken once per distinct start and cached:
 `StartPotentials`; None only when that look failed on our side), where segment credit starts.
+
+Variants are composed, not subclassed: a `Toolset` (the tools, their handlers, the system prompt
+that explains them), an `EndRule` (what `submit` does and whether a turn ends the episode), a
+`Potential` (what Φ a look is worth), and flags for measuring Φ at the end and scoring at all.
+The project env (`aesenv.envs.project.make_project_env`) is this env with the project's toolset
+and requirement ledger; Webdev-Bench's session drives it with a delivery end rule and no final
+score; the wall-budget penalty is a wrapper (`aesenv.envs.wrappers.WallBudgetPenalty`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import gymnasium as gym
 import numpy as np
@@ -59,7 +67,8 @@ from aesenv.sandbox import CommandRun, RunStatus, SandboxLimits
 from aesenv.tasks import Task
 from aesenv.text import MAX_LISTED, clip, listing, truncate
 
-__all__ = ["AsyncRefineEnv", "RefineBudget", "RefineEnv", "parse_text_action", "truncate"]
+__all__ = ["REFINE_TOOLSET", "SUBMIT_ENDS", "AsyncRefineEnv", "EndRule", "KindPotential", "Potential", "RefineBudget",
+           "RefineEnv", "Toolset", "ending", "parse_text_action", "truncate"]
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +85,7 @@ class RefineBudget(BaseModel):
     max_calls_per_turn: int = Field(16, ge=1)  # tool calls run per message; the rest are answered unrun
 
 
-def _system_prompt(kind: Kind, specs: ToolSpecs) -> str:
+def refine_system_prompt(kind: Kind, specs: ToolSpecs) -> str:
     return (f"You build {kind.workspace_brief}. Work in the workspace with tools: write {kind.entry}, render it to "
             "see the result (and any errors), fix problems with edit_file, and call submit when it is good. Only "
             "the workspace at submit is scored, and it must render.\n\nIf you cannot call tools natively, write "
@@ -116,6 +125,96 @@ class Outcome:
         return {"name": self.call.name if self.call else None, "ok": not self.error, "error": utf8_clean(self.error)}
 
 
+Handler = Callable[["AsyncRefineEnv", ToolCall], Awaitable[Outcome]]
+
+
+def ending(end: str, reward: float) -> str:
+    """The line that closes an episode's last observation."""
+    return f"[Episode ended ({end}). Final reward: {reward}]"
+
+
+@dataclass(frozen=True)
+class Toolset:
+    """What an agent may call in a refine workspace: the tools' specs (names, descriptions,
+    arguments), their handlers, the system prompt that explains them, and how the `run` tool
+    treats the workspace (links it gets, which files it leaves are kept)."""
+
+    specs: ToolSpecs
+    handlers: Mapping[str, Handler]
+    system_prompt: Callable[[Kind, ToolSpecs], str] = refine_system_prompt
+    run_links: Callable[["AsyncRefineEnv"], dict[str, str]] = lambda env: {}
+    run_keeps: Callable[[str], bool] = lambda path: True
+
+    def __post_init__(self) -> None:
+        missing = sorted(set(self.specs) - set(self.handlers) - {"submit"})
+        if missing:
+            raise ValueError(f"toolset: no handler for {missing}")
+
+    def with_tools(self, specs: ToolSpecs, handlers: Mapping[str, Handler], **changes: Any) -> Toolset:
+        """This toolset with other specs (their order is the order the model sees) and more handlers;
+        a tool the new specs leave out loses its handler."""
+        merged = {**self.handlers, **handlers}
+        return dataclasses.replace(self, specs=specs, handlers={name: merged[name] for name in specs if name in merged},
+                                   **changes)
+
+
+@dataclass(frozen=True)
+class EndRule:
+    """What `submit` answers and whether a turn's outcomes end the episode."""
+
+    name: str
+    submit: Handler
+    ends: Callable[[list[Outcome]], bool]
+
+
+def accepted_submit(outcomes: list[Outcome]) -> bool:
+    return any(o.call and o.call.name == "submit" and not o.error for o in outcomes)
+
+
+async def _submit(env: AsyncRefineEnv, call: ToolCall) -> Outcome:
+    """Always ends the episode (a trainer may force it): without the entry file the answer is
+    empty and scores as a failure, like a single-turn answer with no code."""
+    if env.entry not in env.workspace.files:
+        return Outcome(call, f"Submitted without {env.entry}: there is nothing to render.")
+    return Outcome(call, "Submitted.")
+
+
+SUBMIT_ENDS = EndRule("submit", _submit, accepted_submit)
+
+
+class Potential(Protocol):
+    """Φ of what the agent saw: of the starting workspace (`start`, cached per start) and after
+    each look (`after`); `info` is what the env adds to each step's info."""
+
+    name: str
+
+    def reset(self, task: Task) -> None: ...
+
+    def start(self, task: Task, look: Look) -> float: ...
+
+    def after(self, task: Task, look: Look) -> float: ...
+
+    def info(self) -> dict[str, Any]: ...
+
+
+class KindPotential:
+    """The kind's own Φ of each look (`Look.potential`)."""
+
+    name = "kind"
+
+    def reset(self, task: Task) -> None:
+        pass
+
+    def start(self, task: Task, look: Look) -> float:
+        return look.potential
+
+    def after(self, task: Task, look: Look) -> float:
+        return look.potential
+
+    def info(self) -> dict[str, Any]:
+        return {}
+
+
 class StartPotentials(PerOwner):
     """Φ of starting workspaces, content-addressed (the kind, the task, the files) and kept per
     pipeline, so a task's start is looked at once however many rollouts and epochs reset to it;
@@ -132,8 +231,8 @@ class StartPotentials(PerOwner):
         return self._memo.computed
 
     @staticmethod
-    def key(kind: str, task: Task, fingerprint: str) -> str:
-        return hashlib.sha256(f"{kind}\n{task.model_dump_json()}\n{fingerprint}".encode()).hexdigest()
+    def key(kind: str, task: Task, fingerprint: str, potential: str = KindPotential.name) -> str:
+        return hashlib.sha256(f"{kind}\n{potential}\n{task.model_dump_json()}\n{fingerprint}".encode()).hexdigest()
 
     async def get(self, key: str, measure: Callable[[], Awaitable[float | None]]) -> float | None:
         return await self._memo.get(key, measure)
@@ -143,14 +242,27 @@ class AsyncRefineEnv(AsyncKindEnv):
     """The async core (for veRL agent loops): `await reset(task=...)`, `await step(action)`."""
 
     mode = "refine"
-    tool_specs: ToolSpecs = REFINE_TOOL_SPECS  # what the actions may call (`aesenv.envs.tools`)
-    measure_at_end = True  # Φ is measured once more at the end when the workspace changed since
 
     def __init__(self, tasks: TaskSource | None = None, *, kind: str | Kind, pipeline: RewardPipeline | None = None,
-                 config: PipelineConfig | None = None, budget: RefineBudget | None = None) -> None:
+                 config: PipelineConfig | None = None, budget: RefineBudget | None = None,
+                 toolset: Toolset | None = None, end_rule: EndRule = SUBMIT_ENDS, potential: Potential | None = None,
+                 opening: Callable[[Task], str] | None = None, measure_at_end: bool = True,
+                 score_at_end: bool = True) -> None:
+        """`toolset`: what the agent may call (`REFINE_TOOLSET`); `end_rule`: what submit does;
+        `potential`: Φ of a look (the kind's); `opening`: the first user message (the kind's
+        single-turn request); `measure_at_end`: look once more at the end when the workspace
+        changed since the last look; `score_at_end`: score the final workspace (off: the reward is
+        NaN, `status` "not scored", for a session that judges deliveries itself)."""
         super().__init__(tasks, kind=kind, pipeline=pipeline, config=config)
         self.entry = self.kind.entry
         self.budget = budget or RefineBudget()
+        self.toolset = toolset or REFINE_TOOLSET
+        self.tool_specs = self.toolset.specs  # what the actions may call (`aesenv.envs.tools`)
+        self.end_rule = end_rule
+        self.potential = potential or KindPotential()
+        self.opening = opening or self.kind.request
+        self.measure_at_end = measure_at_end
+        self.score_at_end = score_at_end
         self.workspace = Workspace()
         self.last_image: bytes | None = None  # the latest screenshot or figure, for `render()`
         self._turn = 0
@@ -160,15 +272,13 @@ class AsyncRefineEnv(AsyncKindEnv):
         self._started = 0.0
         self._done = True
         self.tools: list[dict] = tool_schemas(self.tool_specs)
-        self._handlers: dict[str, Callable[[ToolCall], Awaitable[Outcome]]] = {
-            "write_file": self._write_file, "edit_file": self._edit_file, "view_file": self._view_file,
-            "render": self._render, "run": self._run, "submit": self._submit}
+        self._handlers: dict[str, Handler] = {**self.toolset.handlers, "submit": end_rule.submit}
 
     def first_turn(self, task: Task) -> list[dict]:
-        """System prompt (tools and the text form) and the single-turn prompt as the user turn
+        """System prompt (tools and the text form) and the opening request as the user turn
         (`reset` attaches the task's reference to it)."""
-        return [{"role": "system", "content": _system_prompt(self.kind, self.tool_specs)},
-                {"role": "user", "content": self.kind.request(task)}]
+        return [{"role": "system", "content": self.toolset.system_prompt(self.kind, self.tool_specs)},
+                {"role": "user", "content": self.opening(task)}]
 
     def screen(self) -> bytes | None:
         return self.last_image
@@ -176,6 +286,7 @@ class AsyncRefineEnv(AsyncKindEnv):
     async def reset(self, *, task: Task | str | None = None, seed: int | None = None) -> tuple[list[dict], dict]:
         chosen = self.pick(np.random.default_rng(seed), None if task is None else {"task": task})
         self.task, self.last, self.last_image = chosen, None, None
+        self.potential.reset(chosen)
         self.workspace = Workspace(self.kind.initial_files(chosen))
         self._turn, self._potential, self._measured, self._done = 0, 0.0, None, False
         # An empty start is worth 0; a start with its entry file is worth what a look at it shows,
@@ -189,12 +300,12 @@ class AsyncRefineEnv(AsyncKindEnv):
         self._started = time.monotonic()  # after the start's look and the reference's render: our time
         return messages, {"task_id": chosen.id, "task": chosen.model_dump(mode="json"),
                           "potential": 0.0, "start_potential": self._start[1],
-                          "tools": [t["function"]["name"] for t in self.tools]}
+                          "tools": [t["function"]["name"] for t in self.tools], **self.potential.info()}
 
     async def _measure_start(self) -> float | None:
         """Φ of the starting workspace from the cache, or one look at it (not shown to the agent)."""
         task, files = self.task, dict(self.workspace.files)
-        key = StartPotentials.key(self.kind.name, task, self.workspace.fingerprint())
+        key = StartPotentials.key(self.kind.name, task, self.workspace.fingerprint(), self.potential.name)
 
         async def measure() -> float | None:
             code = files[self.entry].decode("utf-8", "replace")
@@ -204,13 +315,9 @@ class AsyncRefineEnv(AsyncKindEnv):
             except Exception:  # noqa: BLE001 - our side failed: unknown, never a 0
                 log.exception("refine env: measuring the starting workspace failed")
                 return None
-            return None if look.problem else self.start_potential_of(look)
+            return None if look.problem else self.potential.start(task, look)
 
         return await StartPotentials.of(self.pipeline).get(key, measure)
-
-    def start_potential_of(self, look: Look) -> float:
-        """Φ of the starting workspace from a look at it (the kind's Φ of what it shows)."""
-        return look.potential
 
     async def step(self, action: str | dict) -> tuple[list[dict], float, bool, bool, dict[str, Any]]:
         if self.task is None or self._done:
@@ -236,7 +343,7 @@ class AsyncRefineEnv(AsyncKindEnv):
                                             error="over the per-message call limit"))
                     continue
                 outcomes.append(await self._execute(call))
-        submitted = self.ends(outcomes)
+        submitted = self.end_rule.ends(outcomes)
         truncated_by = None
         if not submitted:
             if self._turn >= self.budget.max_turns:
@@ -249,26 +356,18 @@ class AsyncRefineEnv(AsyncKindEnv):
             self._done = True
             reward, final_info = await self._final_score()
             info.update(final_info, end="submit" if submitted else truncated_by)
-            penalty = self.end_penalty(info["end"])
-            if penalty and not math.isnan(reward):
-                reward = round(reward - penalty, 6)
-                info["end_penalty"] = penalty
-            outcomes.append(Outcome(None, f"[Episode ended ({info['end']}). Final reward: {reward}]"))
+            outcomes.append(Outcome(None, ending(info["end"], reward)))
         info["potential"] = self._potential
         info["delta_potential"] = round(self._potential - before, 6)
         info["start_potential"] = self._start[1]
+        info.update(self.potential.info())
         return self._messages(outcomes), reward, submitted, truncated_by is not None, info
-
-    def ends(self, outcomes: list[Outcome]) -> bool:
-        """Whether this turn ends the episode: a submit that was accepted (an env whose submit
-        hands the work over for review and goes on overrides this)."""
-        return any(o.call and o.call.name == "submit" and not o.error for o in outcomes)
 
     async def _execute(self, call: ToolCall) -> Outcome:
         if call.problem:
             return Outcome(call, f"Invalid tool call: {call.problem}", error=call.problem)
         try:
-            return await self._handlers[call.name](call)
+            return await self._handlers[call.name](self, call)
         except ToolError as exc:
             return Outcome(call, f"Error: {exc}", error=str(exc))
         except Exception as exc:  # noqa: BLE001 - a tool call never takes the episode down
@@ -277,45 +376,32 @@ class AsyncRefineEnv(AsyncKindEnv):
             return Outcome(call, f"Error: the env failed on its side while running {call.name} ({why}); "
                            "this is not caused by your call; try again", error=why)
 
-    async def _write_file(self, call: ToolCall) -> Outcome:
+    async def write_file(self, call: ToolCall) -> Outcome:
         name = self.workspace.write(call.arguments["path"], call.arguments["content"])
         return Outcome(call, f"Wrote {name} ({len(self.workspace.files[name])} bytes).")
 
-    async def _edit_file(self, call: ToolCall) -> Outcome:
+    async def edit_file(self, call: ToolCall) -> Outcome:
         args = call.arguments
         name = self.workspace.edit(args["path"], args["old"], args["new"])
         return Outcome(call, f"Edited {name}: replaced 1 occurrence ({len(self.workspace.files[name])} bytes now).")
 
-    async def _view_file(self, call: ToolCall) -> Outcome:
+    async def view_file(self, call: ToolCall) -> Outcome:
         return Outcome(call, self.workspace.read(call.arguments["path"]))
 
-    def sandbox_links(self) -> dict[str, str]:
-        """Links a `run`'s workspace gets (`Sandbox.run`); none in a page or plot workspace."""
-        return {}
-
-    def kept(self, path: str) -> bool:
-        """Whether a file a `run` leaves belongs in the workspace (all do here)."""
-        return True
-
-    async def _run(self, call: ToolCall) -> Outcome:
+    async def run(self, call: ToolCall) -> Outcome:
         limits = SandboxLimits(timeout_s=self.budget.run_timeout_s, max_output_bytes=self.budget.run_max_output_bytes)
         run = await self.pipeline.execute(["/bin/sh", "-c", call.arguments["command"]],
-                                          dict(self.workspace.files), limits, links=self.sandbox_links())
+                                          dict(self.workspace.files), limits, links=self.toolset.run_links(self))
         if run.status is RunStatus.INFRA_ERROR:
             raise ToolError(f"the sandbox failed on our side ({run.reason}); try again")
-        intake = self.workspace.take({p: b for p, b in run.files_out.items() if self.kept(p)},
-                                     {p: w for p, w in run.files_skipped.items() if self.kept(p)}, first=self.entry)
+        keeps = self.toolset.run_keeps
+        intake = self.workspace.take({p: b for p, b in run.files_out.items() if keeps(p)},
+                                     {p: w for p, w in run.files_skipped.items() if keeps(p)}, first=self.entry)
         text = _describe_run(run, intake, self.budget.max_observation_chars)
         return Outcome(call, text, error="" if run.ok else f"command {run.status.value}")
 
-    async def _submit(self, call: ToolCall) -> Outcome:
-        """Always ends the episode (a trainer may force it): without the entry file the answer is
-        empty and scores as a failure, like a single-turn answer with no code."""
-        if self.entry not in self.workspace.files:
-            return Outcome(call, f"Submitted without {self.entry}: there is nothing to render.")
-        return Outcome(call, "Submitted.")
-
-    async def _render(self, call: ToolCall) -> Outcome:
+    async def look(self, call: ToolCall) -> Outcome:
+        """`render` (a page or plot) or `webshot` (a built project): the workspace as the kind shows it."""
         text, images = await self._look()
         self._measured = self.workspace.fingerprint()
         return Outcome(call, text, images=images)
@@ -327,22 +413,16 @@ class AsyncRefineEnv(AsyncKindEnv):
         look = await self.pipeline.inspect(self.task, code, others, budget_chars=self.budget.max_observation_chars)
         if look.problem:
             raise ToolError(look.problem)
-        self._potential = self.potential_after(look)
+        self._potential = self.potential.after(self.task, look)
         if self._start[1] is None and self.workspace.fingerprint() == self._start[0]:
             self._start = (self._start[0], self._potential)
         self.last_image = look.images[0] if look.images else None
         return look.text, look.images
 
-    def potential_after(self, look: Look) -> float:
-        """Φ once the agent has looked (the kind's Φ of what it saw)."""
-        return look.potential
-
-    def end_penalty(self, end: str) -> float:
-        """What is taken off the final reward for how the episode ended (nothing here)."""
-        return 0.0
-
     async def _final_score(self) -> tuple[float, dict[str, Any]]:
         """The workspace through the one pipeline, like a single-turn answer."""
+        if not self.score_at_end:
+            return math.nan, {"record": None, "status": "not scored", "reward_valid": False, "failure": ""}
         entry = self.workspace.files.get(self.entry, b"")
         others = {p: b for p, b in self.workspace.files.items() if p != self.entry}
         if (self.measure_at_end and self._measured != self.workspace.fingerprint()
@@ -385,6 +465,11 @@ class AsyncRefineEnv(AsyncKindEnv):
         return messages
 
 
+REFINE_TOOLSET = Toolset(REFINE_TOOL_SPECS, {
+    "write_file": AsyncRefineEnv.write_file, "edit_file": AsyncRefineEnv.edit_file,
+    "view_file": AsyncRefineEnv.view_file, "render": AsyncRefineEnv.look, "run": AsyncRefineEnv.run})
+
+
 def as_text(messages: list[dict]) -> str:
     """Chat messages flattened to text (images as `[image]`): the Gymnasium observation."""
     parts = []
@@ -401,6 +486,7 @@ class RefineEnv(KindEnv):
     the messages themselves, images included, are `info["messages"]`. The action is the
     assistant's message text in the text form."""
 
+    mode = "refine"
     core_class = AsyncRefineEnv
     default_step_timeout_s = 1200.0
     max_observation_length = 300_000

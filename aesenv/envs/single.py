@@ -55,6 +55,7 @@ class SingleTurnEnv(KindEnv):
     """Gymnasium facade: the observation is a dict of texts (the chat prompt, images included, is
     `info["messages"]`), the action the model's answer."""
 
+    mode = "single"
     core_class = AsyncSingleTurnEnv
 
     def __init__(self, tasks: TaskSource | None = None, *, kind: str, **options: Any) -> None:

@@ -1,10 +1,11 @@
 """One Webdev-Bench task, round by round, in one session on one project.
 
 Round j reveals requirement j; the agent works with the project env's tools and calls `submit`
-to deliver. Submitting does not end the episode (`AsyncWebdevEnv`): the round's delivery gets
-the mechanical health check and the simulated user's verdict; a returned round comes back to
-the agent with the critique, at most `MAX_ATTEMPTS` deliveries per requirement, and then the
-next requirement is revealed in the same conversation, on the same workspace. The whole task
+to deliver. Submitting does not end the episode (`webdev_env`: the project env with the
+`DELIVERY` end rule): the round's delivery gets the mechanical health check and the simulated
+user's verdict; a returned round comes back to the agent with the critique, at most
+`MAX_ATTEMPTS` deliveries per requirement, and then the next requirement is revealed in the same
+conversation, on the same workspace. The whole task
 has `SECONDS_PER_REQUIREMENT` per requirement of wall time, agent, tools and gate included.
 After the last round (or when a budget runs out), terminal acceptance grades every item of
 every requirement on the project as it stands, independently of the gate.
@@ -14,15 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from aesenv.envs.project import AsyncProjectEnv
-from aesenv.envs.refine import Outcome, RefineBudget
+from aesenv.envs.project import make_project_env
+from aesenv.envs.refine import AsyncRefineEnv, EndRule, Outcome, RefineBudget
 from aesenv.envs.tools import ToolCall
 from aesenv.policy import Agent
 from aesenv.rewards import RewardPipeline
@@ -113,32 +113,29 @@ def returned(verdict: Verdict, attempt: int) -> str:
             f"{MAX_ATTEMPTS} for this request).")
 
 
-class AsyncWebdevEnv(AsyncProjectEnv):
-    """The project env with a submit that delivers for review: the episode goes on (`delivered` says
-    a delivery happened this turn); only a budget ends it. Nothing is scored by the env itself."""
+async def _deliver(env: AsyncRefineEnv, call: ToolCall) -> Outcome:
+    return Outcome(call, "Delivered: the user is trying this version now.")
 
-    def __init__(self, task: CompositeTask, *, pipeline: RewardPipeline,
-                 seconds_per_requirement: float = SECONDS_PER_REQUIREMENT) -> None:
-        n = len(task.requirements)
-        super().__init__([project_task(task)], pipeline=pipeline, budget=RefineBudget(
-            max_turns=TURNS_PER_REQUIREMENT * n * MAX_ATTEMPTS, max_wall_s=seconds_per_requirement * n,
-            run_timeout_s=60.0))
-        self.composite = task
-        self.delivered = False
 
-    def first_turn(self, task: Task) -> list[dict]:
-        system, _ = super().first_turn(task)
-        return [system, {"role": "user", "content": opening(self.composite)}]
+# Submitting hands the project over for review and the episode goes on: only a budget ends it.
+DELIVERY = EndRule("delivery", _deliver, lambda outcomes: False)
 
-    def ends(self, outcomes: list[Outcome]) -> bool:
-        self.delivered = any(o.call and o.call.name == "submit" and not o.error for o in outcomes)
-        return False
 
-    async def _submit(self, call: ToolCall) -> Outcome:
-        return Outcome(call, "Delivered: the user is trying this version now.")
+def delivered(info: dict[str, Any]) -> bool:
+    """Whether a step's tool calls delivered the project (an accepted submit)."""
+    return any(result["name"] == "submit" and result["ok"] for result in info.get("tool_results", []))
 
-    async def _final_score(self) -> tuple[float, dict[str, Any]]:
-        return math.nan, {"record": None, "status": "not scored", "reward_valid": False, "failure": ""}
+
+def webdev_env(task: CompositeTask, *, pipeline: RewardPipeline,
+               seconds_per_requirement: float = SECONDS_PER_REQUIREMENT) -> AsyncRefineEnv:
+    """The project env as a Webdev-Bench session drives it: the task's opening message, a submit
+    that delivers, budgets per requirement, and no score of its own (the session's user and
+    grader judge the deliveries)."""
+    n = len(task.requirements)
+    budget = RefineBudget(max_turns=TURNS_PER_REQUIREMENT * n * MAX_ATTEMPTS, max_wall_s=seconds_per_requirement * n,
+                          run_timeout_s=60.0)
+    return make_project_env([project_task(task)], pipeline=pipeline, budget=budget, end_rule=DELIVERY,
+                            opening=lambda _: opening(task), score_at_end=False)
 
 
 class _Stop(Exception):
@@ -155,7 +152,7 @@ class _Session:
         self.task, self.agent, self.pipeline, self.user, self.grader = task, agent, pipeline, user, grader
         self.started = time.monotonic()
         self.deadline = self.started + seconds_per_requirement * len(task.requirements)
-        self.env = AsyncWebdevEnv(task, pipeline=pipeline, seconds_per_requirement=seconds_per_requirement)
+        self.env = webdev_env(task, pipeline=pipeline, seconds_per_requirement=seconds_per_requirement)
         self.record = WebdevRecord(task_id=task.id, title=task.title, start=task.start, policy=agent.name,
                                    user=user.name, grader=grader.name, end="done")
         self.trajectory = Trajectory(env_id="webdev", task=project_task(task).model_dump(mode="json"),
@@ -206,7 +203,7 @@ class _Session:
             turns += 1
             self.trajectory.record_step(action, list(observation), None, False, truncated, info, agent_ms=agent_ms,
                                         env_ms=(time.perf_counter() - t) * 1000)
-            if self.env.delivered:
+            if delivered(info):
                 return turns
             if truncated:
                 raise _Stop("time_budget" if info.get("end") == "max_wall_s" else "turn_budget")
