@@ -110,7 +110,7 @@ class JudgeSpec(BaseModel):
 
     def options(self) -> dict[str, Any]:
         """The keyword options the judge's backend is built with (what `PipelineConfig.judge_options` holds)."""
-        given = {"samples": self.samples, "base_url": self.base_url}
+        given = {"samples": self.samples, "base_url": self.base_url or None}  # "" is unset, as None is
         return {**self.settings, **{key: value for key, value in given.items() if value is not None}}
 
     def problem(self, role: ModelRole = PAGE_JUDGE) -> str | None:

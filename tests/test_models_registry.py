@@ -98,6 +98,7 @@ def test_judge_spec_from_the_flags():
     assert spec.options() == {"samples": 3, "base_url": "http://h/v1"}
     assert JudgeSpec.from_args(_parsed()).options() == {}
     assert JudgeSpec.from_args(_parsed()).offline
+    assert JudgeSpec(spec="openai:m", base_url="").options() == {}  # an empty URL is no URL
 
 
 def test_the_training_default_is_the_vlm_judge(monkeypatch):
