@@ -8,6 +8,14 @@ in one process, interleaved page by page, so machine load hits them alike and ra
     python -m benchmarks.perf --out runs/perf [--rounds 3] [--memory-renders 500] [--quick]
 
 Writes DIR/perf.json (headline numbers, per-way and per-page statistics, memory curve, raw samples).
+
+Where the time goes (`stage_profile`): each page is also rendered the floor way, the least work a
+full-page capture of it can be on the renderer's own browser binary, kept warm (a fresh context and
+page, the HTML set and loaded with CDN URLs answered from the mirror, a viewport and a full-page
+PNG through CDP with `optimizeForSpeed`, the context closed). Per stage, the median of aesenv's
+sequential renders stands next to the floor's matching stage, on the same pages in the same run;
+what aesenv does that the floor does not (settle, snapshot, mobile probe) has a floor of 0, and
+what no stage timer covers (context and page set-up, routing, close) is `unstaged`.
 """
 
 from __future__ import annotations
@@ -369,6 +377,99 @@ async def opendesign_render(pw, executable: str, page: PerfPage, *, hard_timeout
 
 
 # --------------------------------------------------------------------------------------------
+# the floor: the least a full-page capture can cost on a warm browser
+# --------------------------------------------------------------------------------------------
+
+FLOOR_TIMEOUT_S = 10.0
+FLOOR_MAX_HEIGHT = 8000  # RenderConfig.max_full_page_height's default: the same capture bound
+# aesenv's stage -> the floor's stage that does the same work (aesenv stages missing here have no
+# floor counterpart: the floor does not do them)
+FLOOR_OF_STAGE = {"navigate": "content", "screenshot": "full_png"}
+
+
+async def floor_render(browser, page: PerfPage, *, mirror=None, timeout_s: float = FLOOR_TIMEOUT_S) -> dict[str, Any]:
+    """One page the floor way on a warm `browser`; never raises (a hostile page that hangs is
+    counted at its elapsed time, as a timeout)."""
+    stages: dict[str, float] = {}
+    state: dict[str, Any] = {"context": None, "stage": "context"}
+    t0 = time.perf_counter()
+    last = [t0]
+
+    def mark(name: str) -> None:
+        now = time.perf_counter()
+        stages[name] = round((now - last[0]) * 1000, 1)
+        last[0] = now
+
+    async def flow() -> None:
+        context = state["context"] = await browser.new_context(viewport=OD_VIEWPORT)
+        tab = await context.new_page()
+        if mirror is not None:
+            await tab.route(re.compile(r"^(https?|wss?)://"), _mirror_handler(mirror))
+        mark("context")
+        state["stage"] = "content"
+        await tab.set_content(page.html, wait_until="load", timeout=timeout_s * 1000)
+        mark("content")
+        state["stage"] = "viewport_png"
+        cdp = await context.new_cdp_session(tab)
+        await cdp.send("Page.captureScreenshot", {"format": "png", "optimizeForSpeed": True})
+        mark("viewport_png")
+        state["stage"] = "full_png"
+        height = await tab.evaluate("Math.max(document.documentElement.scrollHeight, innerHeight)")
+        captured = int(min(max(height or 0, OD_VIEWPORT["height"]), FLOOR_MAX_HEIGHT))
+        await cdp.send("Page.captureScreenshot", {
+            "format": "png", "optimizeForSpeed": True, "captureBeyondViewport": True, "fromSurface": True,
+            "clip": {"x": 0, "y": 0, "width": OD_VIEWPORT["width"], "height": captured, "scale": 1}})
+        mark("full_png")
+        state["stage"] = "close"
+        await context.close()
+        state["context"] = None
+        mark("close")
+
+    timed_out, error = False, ""
+    try:
+        await asyncio.wait_for(flow(), timeout_s)
+    except asyncio.TimeoutError:
+        timed_out = True
+    except Exception as exc:  # noqa: BLE001 - one failing page must not abort the benchmark
+        error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"[:300]
+    elapsed_ms = round((time.perf_counter() - t0) * 1000, 1)
+    if state["context"] is not None:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(state["context"].close(), 10)
+    return {"ms": elapsed_ms, "status": "timeout" if timed_out else ("error" if error else "ok"),
+            "timed_out": timed_out, "error": error, "stage": state["stage"] if (timed_out or error) else "",
+            "stages_ms": stages}
+
+
+def stage_profile(samples: Sequence[dict[str, Any]], pages: Sequence[str]) -> dict[str, Any]:
+    """Per stage, aesenv's sequential median against the floor's matching stage, over `pages`
+    (those both ways rendered without a timeout or error), and the totals."""
+    def ok(way: str) -> list[dict[str, Any]]:
+        return [s for s in samples if s["way"] == way and s["page"] in pages and s["status"] == "ok"]
+
+    ours, floor = ok("aesenv_sequential"), ok("floor")
+    if not ours or not floor:
+        return {}
+    stage_names = sorted({k for s in ours for k in s.get("stages_ms", {})})
+    rows: dict[str, Any] = {}
+    for name in stage_names:
+        aesenv_ms = percentile([s["stages_ms"].get(name, 0.0) for s in ours], 50)
+        floor_stage = FLOOR_OF_STAGE.get(name)
+        floor_ms = percentile([s["stages_ms"].get(floor_stage, 0.0) for s in floor], 50) if floor_stage else 0.0
+        rows[name] = {"aesenv_ms": _r(aesenv_ms), "floor_stage": floor_stage, "floor_ms": _r(floor_ms),
+                      "above_floor_ms": _r((aesenv_ms or 0.0) - (floor_ms or 0.0))}
+    unstaged = percentile([s["ms"] - sum(s.get("stages_ms", {}).values()) for s in ours], 50)
+    floor_setup = percentile([s["stages_ms"].get("context", 0.0) + s["stages_ms"].get("close", 0.0) for s in floor], 50)
+    rows["unstaged"] = {"aesenv_ms": _r(unstaged), "floor_stage": "context+close", "floor_ms": _r(floor_setup),
+                        "above_floor_ms": _r((unstaged or 0.0) - (floor_setup or 0.0))}
+    total, floor_total = percentile([s["ms"] for s in ours], 50), percentile([s["ms"] for s in floor], 50)
+    return {"pages": sorted(pages), "stages": rows, "aesenv_median_ms": _r(total), "floor_median_ms": _r(floor_total),
+            "floor_viewport_only_median_ms": _r(percentile(
+                [s["ms"] - s["stages_ms"].get("full_png", 0.0) for s in floor], 50)),
+            "render_vs_floor": _ratio(total, floor_total)}
+
+
+# --------------------------------------------------------------------------------------------
 # ways 2 and 3: aesenv's warm Renderer
 # --------------------------------------------------------------------------------------------
 
@@ -537,7 +638,7 @@ async def run_perf(out_dir: str | Path, *, rounds: int = 3, pages: Sequence[str]
     if non_hostile_throughput and any(p.hostile for p in page_set) and any(not p.hostile for p in page_set):
         batches.append(("non_hostile", lambda p: not p.hostile))
     batch_size = {name: sum(1 for p in page_set if keep(p)) for name, keep in batches}
-    per_round = len(page_set) * (len(od_ways) + 1) + len(levels) * sum(batch_size.values())
+    per_round = len(page_set) * (len(od_ways) + 2) + len(levels) * sum(batch_size.values())
     bar = _progress_bar(rounds * per_round + memory_renders, progress)
     rng = random.Random(seed)
     try:
@@ -549,15 +650,27 @@ async def run_perf(out_dir: str | Path, *, rounds: int = 3, pages: Sequence[str]
                 with contextlib.suppress(Exception):
                     await _warm(r, warm_page)
             result["machine"]["aesenv_renderer"] = seq.provenance
+            from aesenv.render import find_chromium
+            from aesenv.render.browser import CHROMIUM_ARGS
+
+            floor_binary = find_chromium().path  # the renderer's own binary: a floor for this design
+            floor_browser = await pw.chromium.launch(executable_path=floor_binary, args=list(CHROMIUM_ARGS))
+            stack.push_async_callback(floor_browser.close)
+            result["config"]["floor"] = {"binary": floor_binary, "viewport": OD_VIEWPORT, "timeout_s": FLOOR_TIMEOUT_S,
+                                         "max_height": FLOOR_MAX_HEIGHT, "cdn": cdn}
+            with contextlib.suppress(Exception):
+                await floor_render(floor_browser, warm_page, mirror=mirror)
             for rnd in range(rounds):
                 order = list(page_set)
                 rng.shuffle(order)
                 for i, page in enumerate(order):
-                    ways = [*od_ways, ("aesenv_sequential", None)]
+                    ways = [*od_ways, ("aesenv_sequential", None), ("floor", None)]
                     k = (rnd + i) % len(ways)
                     for way, binary in ways[k:] + ways[:k]:
                         bar.set_postfix_str(f"r{rnd} {way} {page.name}")
-                        if binary is None:
+                        if way == "floor":
+                            s = await floor_render(floor_browser, page, mirror=mirror)
+                        elif binary is None:
                             s = await aesenv_render(seq, page)
                         else:
                             s = await opendesign_render(pw, binary, page, hard_timeout_s=opendesign_timeout_s,
@@ -597,6 +710,7 @@ async def run_perf(out_dir: str | Path, *, rounds: int = 3, pages: Sequence[str]
         bar.close()
 
     result.update(_analyse(samples, level_walls, page_set, od_ways, levels))
+    result["stage_profile"] = stage_profile(samples, [p.name for p in page_set if not p.hostile])
     mem = result.get("memory", {})
     result["memory_growth_pct"] = mem.get("memory_growth_pct")
     result["headline"] = _headline(result)
@@ -700,6 +814,7 @@ def _headline(result: dict[str, Any]) -> dict[str, Any]:
         "speedup_vs_opendesign_non_hostile": result.get("speedup_vs_opendesign_non_hostile"),
         "speedup_vs_opendesign_headless_shell": result.get("speedup_vs_opendesign_headless_shell"),
         "median_ms": {w: v.get("median_ms") for w, v in ways.items() if "median_ms" in v},
+        "render_vs_floor": result.get("stage_profile", {}).get("render_vs_floor"),
     }
 
 
