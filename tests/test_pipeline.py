@@ -63,7 +63,7 @@ async def test_bad_answers_give_failure_records_not_crashes(pipeline, answer, ex
     scored = await pipeline.score(TASK, answer)
     rec = scored.record
     assert renders == [] and scored.rendering is None
-    assert set(rec.timings_ms) == {"extract", "channels", "total"}
+    assert set(rec.timings_ms) == {"extract", "channels", "total", *(f"channel.{name}" for name in rec.channels)}
     assert rec.status == "ok"  # a bad answer is the model's failure, scored, not an infra error
     assert expect in rec.failure
     assert rec.channels["execution"].raw == -1.0 and rec.channels["static"].raw == 0.0

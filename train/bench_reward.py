@@ -6,6 +6,11 @@ batch of N answers scored concurrently on one event loop in one process (one bro
 Prints JSON: pages/s over the warm batch (the pipeline is started and warmed by one page first),
 the cold start, how many samples came back valid, masked or past their deadline, and the
 machine's 1-minute load before and after (two cores are easily shared: read rates with it).
+
+With `--profile`, the same answers are scored once more through the same shared pipeline, one at
+a time, and `profile` says where a score's time goes: the median of each of the records'
+`timings_ms` stages (extract, render, each `channel.<name>`, total). One at a time, so a stage's
+time is its own, not its wait for a core.
 """
 
 from __future__ import annotations
@@ -15,14 +20,29 @@ import asyncio
 import json
 import math
 import os
+import statistics
 import time
 
-from aesenv.tasks import load_tasks
+from aesenv.tasks import Task, load_tasks
 from policies.template import TemplatePolicy
-from train.reward import close_pipelines, compute_score
+from train.reward import close_pipelines, compute_score, pipeline_config, shared_pipeline
 
 
-async def bench(tasks_spec: str, pages: int, judge: str, deadline_s: float, concurrency: int | None) -> dict:
+async def stage_profile(tasks: list[Task], answers: list[str], options: dict) -> dict:
+    """Each answer scored alone through the reward function's own shared pipeline: per stage of
+    the records' `timings_ms`, the median and its share of the median total."""
+    pipeline = await shared_pipeline(pipeline_config(**{k: v for k, v in options.items() if k != "deadline_s"}))
+    records = [(await pipeline.score(task, answer)).record for task, answer in zip(tasks, answers)]
+    stages = sorted({name for r in records for name in r.timings_ms})
+    medians = {name: statistics.median(r.timings_ms.get(name, 0.0) for r in records) for name in stages}
+    total = medians.get("total") or 0.0
+    return {"scored_alone": len(records), "statuses": sorted({r.status for r in records}),
+            "stages_ms": {name: round(ms, 1) for name, ms in medians.items()},
+            "share_of_total": {name: round(ms / total, 3) for name, ms in medians.items() if total and name != "total"}}
+
+
+async def bench(tasks_spec: str, pages: int, judge: str, deadline_s: float, concurrency: int | None,
+                profile: bool = False) -> dict:
     tasks = load_tasks(tasks_spec)
     batch = [tasks[i % len(tasks)] for i in range(pages)]
     policy = TemplatePolicy()
@@ -39,6 +59,8 @@ async def bench(tasks_spec: str, pages: int, judge: str, deadline_s: float, conc
         results = await asyncio.gather(*(compute_score("aesenv/web", a, "", i, **options)
                                          for a, i in zip(answers, infos)))
         wall_s = time.perf_counter() - start
+        load_after = os.getloadavg()[0]
+        profiled = await stage_profile(batch, answers, options) if profile else None
     finally:
         await close_pipelines()
     return {"tasks": tasks_spec, "pages": pages, "judge": judge, "concurrency": concurrency or "default", "wall_s": round(wall_s, 2),
@@ -47,7 +69,8 @@ async def bench(tasks_spec: str, pages: int, judge: str, deadline_s: float, conc
             "deadline_exceeded": sum(r["aes_deadline_exceeded"] == 1.0 for r in results),
             "mean_score": round(sum(r["score"] for r in results if math.isfinite(r["score"]))
                                 / max(1, sum(math.isfinite(r["score"]) for r in results)), 3),
-            "load_1min_before": round(load_before, 2), "load_1min_after": round(os.getloadavg()[0], 2)}
+            "load_1min_before": round(load_before, 2), "load_1min_after": round(load_after, 2),
+            **({"profile": profiled} if profiled is not None else {})}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -57,8 +80,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--judge", default="offline")
     parser.add_argument("--deadline-s", type=float, default=180.0)
     parser.add_argument("--concurrency", type=int, default=None, help="pages rendered at once (default: renderer's)")
+    parser.add_argument("--profile", action="store_true", help="then score each answer alone: where the time goes")
     args = parser.parse_args(argv)
-    print(json.dumps(asyncio.run(bench(args.tasks, args.pages, args.judge, args.deadline_s, args.concurrency))))
+    print(json.dumps(asyncio.run(bench(args.tasks, args.pages, args.judge, args.deadline_s, args.concurrency,
+                                       args.profile))))
 
 
 if __name__ == "__main__":

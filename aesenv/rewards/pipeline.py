@@ -187,7 +187,7 @@ class RewardPipeline:
             if kind.looked(evidence):
                 timings[kind.stage] = _ms(t)
             t = time.perf_counter()
-            channels, gate = await self._run_channels(parts.channels, evidence, self._gate_of(kind))
+            channels, gate = await self._run_channels(parts.channels, evidence, self._gate_of(kind), timings)
             timings["channels"] = _ms(t)
         timings["total"] = _ms(start)
         record = self._record(kind, evidence, channels, timings, gate)
@@ -218,23 +218,31 @@ class RewardPipeline:
         """The channel the others wait behind: the kind's own gate, else the execution gate when on."""
         return kind.gate_channel or (GATE_CHANNEL if self.config.gate_on_execution else None)
 
-    async def _run_channels(self, channels: list[Channel], evidence: Evidence, gate_name: str | None
-                            ) -> tuple[dict[str, ChannelResult], str]:
+    async def _run_channels(self, channels: list[Channel], evidence: Evidence, gate_name: str | None,
+                            timings: dict[str, float]) -> tuple[dict[str, ChannelResult], str]:
         """Every channel on the same evidence, concurrently; behind the gate (`_gate_of`) the
-        others only once the answer passed it. Returns the results and the gate's state."""
+        others only once the answer passed it. Returns the results and the gate's state; each
+        channel's own time goes into `timings` as `channel.<name>` (where a score's time goes)."""
         gate = next((c for c in channels if c.name == gate_name), None)
         if gate is None:
-            results = await asyncio.gather(*(self._run_channel(c, evidence) for c in channels))
+            results = await asyncio.gather(*(self._run_channel(c, evidence, timings) for c in channels))
             return {c.name: r for c, r in zip(channels, results)}, "off"
-        verdict = await self._run_channel(gate, evidence)
+        verdict = await self._run_channel(gate, evidence, timings)
         rest = [c for c in channels if c is not gate]
         if verdict.status is ChannelStatus.FAILED:
             closed = ChannelResult.not_applicable(f"{gate.name} gate: not assessed, the answer failed {gate.name}")
             return {gate.name: verdict, **{c.name: closed for c in rest}}, "closed"
-        results = await asyncio.gather(*(self._run_channel(c, evidence) for c in rest))
+        results = await asyncio.gather(*(self._run_channel(c, evidence, timings) for c in rest))
         return {gate.name: verdict, **{c.name: r for c, r in zip(rest, results)}}, "passed"
 
-    async def _run_channel(self, channel: Channel, evidence: Evidence) -> ChannelResult:
+    async def _run_channel(self, channel: Channel, evidence: Evidence, timings: dict[str, float]) -> ChannelResult:
+        start = time.perf_counter()
+        try:
+            return await self._within_deadline(channel, evidence)
+        finally:
+            timings[f"channel.{channel.name}"] = _ms(start)
+
+    async def _within_deadline(self, channel: Channel, evidence: Evidence) -> ChannelResult:
         # A channel that calls a remote model may need longer than the default: it says how long
         # its calls can take with every retry, so the pipeline never cuts a retry short.
         deadline = max(self.config.channel_timeout_s, channel.deadline_s or 0.0)
