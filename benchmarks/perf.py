@@ -307,6 +307,35 @@ def _mirror_handler(mirror):
     return handle
 
 
+class StageClock:
+    """Milliseconds per named stage, each counted from the end of the one before."""
+
+    def __init__(self) -> None:
+        self.stages: dict[str, float] = {}
+        self.start = self._last = time.perf_counter()
+
+    def mark(self, name: str) -> None:
+        now = time.perf_counter()
+        self.stages[name] = round((now - self._last) * 1000, 1)
+        self._last = now
+
+    def elapsed_ms(self) -> float:
+        return round((time.perf_counter() - self.start) * 1000, 1)
+
+
+async def run_bounded(flow, timeout_s: float) -> tuple[bool, str]:
+    """Run `flow()` within `timeout_s`: (timed out, error text); never raises, so one failing
+    page cannot abort the benchmark."""
+    try:
+        await asyncio.wait_for(flow(), timeout_s)
+    except asyncio.TimeoutError:
+        return True, ""
+    except Exception as exc:  # noqa: BLE001 - measured and reported, not raised
+        msg = str(getattr(exc, "message", exc)).strip().splitlines()
+        return False, f"{type(exc).__name__}: {msg[0] if msg else ''}"[:300]
+    return False, ""
+
+
 async def opendesign_render(pw, executable: str, page: PerfPage, *, hard_timeout_s: float = OD_HARD_TIMEOUT_S,
                             mirror=None) -> dict[str, Any]:
     """One page the OpenDesign way: launch, new page, goto file://, networkidle (<= 3 s), full-page PNG,
@@ -315,16 +344,10 @@ async def opendesign_render(pw, executable: str, page: PerfPage, *, hard_timeout
 
     from aesenv.render.browser import CHROMIUM_ARGS
 
-    stages: dict[str, float] = {}
     state: dict[str, Any] = {"browser": None, "stage": "launch", "networkidle_timed_out": False, "png": None}
     before = set(browser_pids())
-    t0 = time.perf_counter()
-    last = [t0]
-
-    def mark(name: str) -> None:
-        now = time.perf_counter()
-        stages[name] = round((now - last[0]) * 1000, 1)
-        last[0] = now
+    clock = StageClock()  # after the /proc scan, which is not the render's
+    mark = clock.mark
 
     async def flow() -> None:
         browser = state["browser"] = await pw.chromium.launch(
@@ -352,15 +375,8 @@ async def opendesign_render(pw, executable: str, page: PerfPage, *, hard_timeout
         state["browser"] = None
         mark("close")
 
-    timed_out, error = False, ""
-    try:
-        await asyncio.wait_for(flow(), hard_timeout_s)
-    except asyncio.TimeoutError:
-        timed_out = True
-    except Exception as exc:  # noqa: BLE001 - one failing page must not abort the benchmark
-        msg = str(getattr(exc, "message", exc)).strip().splitlines()
-        error = f"{type(exc).__name__}: {msg[0] if msg else ''}"[:300]
-    elapsed_ms = (time.perf_counter() - t0) * 1000
+    timed_out, error = await run_bounded(flow, hard_timeout_s)
+    elapsed_ms = clock.elapsed_ms()
     cleanup_ms = 0.0
     if state["browser"] is not None:  # timed out or failed mid-way: close, and kill what we launched if stuck
         c0 = time.perf_counter()
@@ -372,7 +388,7 @@ async def opendesign_render(pw, executable: str, page: PerfPage, *, hard_timeout
     size = png_size(state["png"])
     return {"ms": round(elapsed_ms, 1), "status": "timeout" if timed_out else ("error" if error else "ok"),
             "timed_out": timed_out, "error": error, "stage": state["stage"] if (timed_out or error) else "",
-            "networkidle_timed_out": state["networkidle_timed_out"], "stages_ms": stages,
+            "networkidle_timed_out": state["networkidle_timed_out"], "stages_ms": clock.stages,
             "cleanup_ms": cleanup_ms, "png_height": size[1] if size else 0}
 
 
@@ -390,15 +406,9 @@ FLOOR_OF_STAGE = {"navigate": "content", "screenshot": "full_png"}
 async def floor_render(browser, page: PerfPage, *, mirror=None, timeout_s: float = FLOOR_TIMEOUT_S) -> dict[str, Any]:
     """One page the floor way on a warm `browser`; never raises (a hostile page that hangs is
     counted at its elapsed time, as a timeout)."""
-    stages: dict[str, float] = {}
+    clock = StageClock()
+    mark = clock.mark
     state: dict[str, Any] = {"context": None, "stage": "context"}
-    t0 = time.perf_counter()
-    last = [t0]
-
-    def mark(name: str) -> None:
-        now = time.perf_counter()
-        stages[name] = round((now - last[0]) * 1000, 1)
-        last[0] = now
 
     async def flow() -> None:
         context = state["context"] = await browser.new_context(viewport=OD_VIEWPORT)
@@ -425,20 +435,14 @@ async def floor_render(browser, page: PerfPage, *, mirror=None, timeout_s: float
         state["context"] = None
         mark("close")
 
-    timed_out, error = False, ""
-    try:
-        await asyncio.wait_for(flow(), timeout_s)
-    except asyncio.TimeoutError:
-        timed_out = True
-    except Exception as exc:  # noqa: BLE001 - one failing page must not abort the benchmark
-        error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"[:300]
-    elapsed_ms = round((time.perf_counter() - t0) * 1000, 1)
+    timed_out, error = await run_bounded(flow, timeout_s)
+    elapsed_ms = clock.elapsed_ms()
     if state["context"] is not None:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(state["context"].close(), 10)
     return {"ms": elapsed_ms, "status": "timeout" if timed_out else ("error" if error else "ok"),
             "timed_out": timed_out, "error": error, "stage": state["stage"] if (timed_out or error) else "",
-            "stages_ms": stages}
+            "stages_ms": clock.stages}
 
 
 def stage_profile(samples: Sequence[dict[str, Any]], pages: Sequence[str]) -> dict[str, Any]:
