@@ -336,6 +336,13 @@ async def run_bounded(flow, timeout_s: float) -> tuple[bool, str]:
     return False, ""
 
 
+def outcome(clock: StageClock, timed_out: bool, error: str, stage: str) -> dict[str, Any]:
+    """A timed way's sample: elapsed time, status, and where it stopped when it did not finish."""
+    return {"ms": clock.elapsed_ms(), "status": "timeout" if timed_out else ("error" if error else "ok"),
+            "timed_out": timed_out, "error": error, "stage": stage if (timed_out or error) else "",
+            "stages_ms": clock.stages}
+
+
 async def opendesign_render(pw, executable: str, page: PerfPage, *, hard_timeout_s: float = OD_HARD_TIMEOUT_S,
                             mirror=None) -> dict[str, Any]:
     """One page the OpenDesign way: launch, new page, goto file://, networkidle (<= 3 s), full-page PNG,
@@ -376,7 +383,7 @@ async def opendesign_render(pw, executable: str, page: PerfPage, *, hard_timeout
         mark("close")
 
     timed_out, error = await run_bounded(flow, hard_timeout_s)
-    elapsed_ms = clock.elapsed_ms()
+    sample = outcome(clock, timed_out, error, state["stage"])
     cleanup_ms = 0.0
     if state["browser"] is not None:  # timed out or failed mid-way: close, and kill what we launched if stuck
         c0 = time.perf_counter()
@@ -386,10 +393,8 @@ async def opendesign_render(pw, executable: str, page: PerfPage, *, hard_timeout
             _kill(set(browser_pids()) - before)
         cleanup_ms = round((time.perf_counter() - c0) * 1000, 1)
     size = png_size(state["png"])
-    return {"ms": round(elapsed_ms, 1), "status": "timeout" if timed_out else ("error" if error else "ok"),
-            "timed_out": timed_out, "error": error, "stage": state["stage"] if (timed_out or error) else "",
-            "networkidle_timed_out": state["networkidle_timed_out"], "stages_ms": clock.stages,
-            "cleanup_ms": cleanup_ms, "png_height": size[1] if size else 0}
+    return {**sample, "networkidle_timed_out": state["networkidle_timed_out"], "cleanup_ms": cleanup_ms,
+            "png_height": size[1] if size else 0}
 
 
 # --------------------------------------------------------------------------------------------
@@ -436,13 +441,11 @@ async def floor_render(browser, page: PerfPage, *, mirror=None, timeout_s: float
         mark("close")
 
     timed_out, error = await run_bounded(flow, timeout_s)
-    elapsed_ms = clock.elapsed_ms()
+    sample = outcome(clock, timed_out, error, state["stage"])
     if state["context"] is not None:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(state["context"].close(), 10)
-    return {"ms": elapsed_ms, "status": "timeout" if timed_out else ("error" if error else "ok"),
-            "timed_out": timed_out, "error": error, "stage": state["stage"] if (timed_out or error) else "",
-            "stages_ms": clock.stages}
+    return sample
 
 
 def stage_profile(samples: Sequence[dict[str, Any]], pages: Sequence[str]) -> dict[str, Any]:

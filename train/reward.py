@@ -95,9 +95,10 @@ def _pipeline_config(given: RewardOptions) -> PipelineConfig:
     judge = given.judge or default_judge()
     # The sampling and endpoint options are a VLM judge's; the offline judge is one deterministic
     # answer from no server, so the config's `judge_samples: 1` next to `judge: offline` is moot.
-    spec = JudgeSpec(spec=judge) if JudgeSpec(spec=judge).offline else JudgeSpec(
-        spec=judge, samples=given.judge_samples, base_url=given.judge_base_url, settings=given.judge_options)
-    offline, options = spec.offline, spec.options()
+    spec = JudgeSpec(spec=judge, samples=given.judge_samples, base_url=given.judge_base_url,
+                     settings=given.judge_options)
+    offline = spec.offline
+    options = {} if offline else spec.options()
     if offline and not given.allow_offline_judge:
         raise ValueError("training with the offline judge needs reward_kwargs.allow_offline_judge=true; "
                          + offline_judge_warning())

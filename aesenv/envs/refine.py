@@ -257,7 +257,6 @@ class AsyncRefineEnv(AsyncKindEnv):
         self.entry = self.kind.entry
         self.budget = budget or RefineBudget()
         self.toolset = toolset or REFINE_TOOLSET
-        self.tool_specs = self.toolset.specs  # what the actions may call (`aesenv.envs.tools`)
         self.end_rule = end_rule
         self.potential = potential or KindPotential()
         self.opening = opening or self.kind.request
@@ -271,13 +270,13 @@ class AsyncRefineEnv(AsyncKindEnv):
         self._start: tuple[str, float | None] = ("", 0.0)  # the starting workspace's fingerprint and Φ
         self._started = 0.0
         self._done = True
-        self.tools: list[dict] = tool_schemas(self.tool_specs)
+        self.tools: list[dict] = tool_schemas(self.toolset.specs)
         self._handlers: dict[str, Handler] = {**self.toolset.handlers, "submit": end_rule.submit}
 
     def first_turn(self, task: Task) -> list[dict]:
         """System prompt (tools and the text form) and the opening request as the user turn
         (`reset` attaches the task's reference to it)."""
-        return [{"role": "system", "content": self.toolset.system_prompt(self.kind, self.tool_specs)},
+        return [{"role": "system", "content": self.toolset.system_prompt(self.kind, self.toolset.specs)},
                 {"role": "user", "content": self.opening(task)}]
 
     def screen(self) -> bytes | None:
@@ -325,7 +324,7 @@ class AsyncRefineEnv(AsyncKindEnv):
         self._turn += 1
         before = self._potential
         try:
-            calls = parse_action(action, self.tool_specs)
+            calls = parse_action(action, self.toolset.specs)
         except Exception as exc:  # noqa: BLE001 - no action may take the episode down
             log.exception("refine env: parsing an action failed")
             calls = ActionError(f"the action could not be read ({type(exc).__name__})")
