@@ -63,6 +63,21 @@ async def test_a_canvas_reset_on_resize_keeps_its_frame_in_the_full_page_capture
     assert r.mobile is not None and r.mobile.width < 1280  # the phone probe still ran the page's handlers
 
 
+FOLLOWS_THE_WINDOW = """<html><body style="margin:0"><canvas id="c" height="200"></canvas><script>
+const c = document.getElementById("c");
+function size() { c.width = innerWidth; }
+%s size();
+</script></body></html>"""
+
+
+@pytest.mark.parametrize("listen", ["addEventListener('resize', size);", "window.onresize = size;"])
+async def test_the_mobile_probe_measures_after_the_page_handled_its_resize(renderer, listen):
+    # A canvas sized to the window by the page's resize handler: the phone probe used to race that
+    # handler (1 render in 8 measured the desktop-wide canvas). It now waits for the dispatch.
+    widths = [(await renderer.render(FOLLOWS_THE_WINDOW % listen)).mobile.doc_width for _ in range(6)]
+    assert widths == [renderer.config.mobile_width] * 6
+
+
 async def test_infinite_loop_is_cut_off_within_deadline(renderer):
     r = await renderer.render("<html><body><h1>spin</h1><script>while (true) {}</script></body></html>")
     assert r.status is RenderStatus.TIMEOUT

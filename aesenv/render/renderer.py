@@ -72,8 +72,23 @@ _PAGE_FACTS = control("""(N, hold) => {
 _SNAPSHOT = in_page("(N, opts) => ({freeze})(N) && ({snapshot})(N, opts)".format(
     freeze=_JS["freeze_animations.js"], snapshot=_JS["snapshot.js"]))
 _MOBILE_PROBE = in_page("(N) => ({probe})(N)".format(probe=_JS["mobile_probe.js"]))
-# (on) => close or open the prelude's gate on the page's `resize` listeners.
-_HOLD_RESIZE = control("(N, on) => { N.state.holdResize = on; return true; }")
+# (width) => open the gate again and arm a wait for the window's next `resize` to `width`: the
+# prelude's listener (first in the dispatch) wakes it, and so does one added here, in case the
+# page erased the prelude's (`document.open` drops a window's listeners). `_RESIZED` then
+# resolves once that resize was dispatched: by the time our next call runs, the page's own
+# listeners for it have run too. Claims, bounded by `RESIZE_WAIT_S`.
+_RELEASE_RESIZE = control("""(N, width) => {
+  N.state.holdResize = false;
+  N.state.resized = new N.Promise((done) => {
+    const seen = () => { if (N.viewport().width === width) done(true); };
+    N.state.onResize = seen;
+    N.listen(N.window, "resize", seen);
+  });
+  return true;
+}""")
+_RESIZED = control("(N) => N.state.resized || true")
+# How long the mobile probe waits for the page to see its resize before it measures anyway.
+RESIZE_WAIT_S = 1.0
 
 
 class RenderConfig(BaseModel):
@@ -206,6 +221,13 @@ _PAGE_PRELUDE = """(seed) => {
   // draw it again. (A capture-phase listener cannot stop them: Chrome runs a target's own
   // listeners anyway.)
   const apply = Reflect.apply, gated = new WeakMap();
+  // Our own first listener on the window's `resize` wakes whoever waits for one (the mobile
+  // probe measures only after the page has handled its resize to phone width: the page's
+  // listeners run after this one, in the same dispatch, so never in a race with it).
+  apply(self.addEventListener, self, ["resize", () => {
+    const wake = N.state.onResize;
+    if (typeof wake === "function") wake();
+  }]);
   const gate = (fn) => {
     if (typeof fn !== "function") return fn;
     if (!gated.has(fn)) gated.set(fn, function (event) { if (!N.state.holdResize) return apply(fn, this, [event]); });
@@ -782,6 +804,16 @@ class Renderer:
         await page.set_viewport_size({"width": width, "height": height})
         return await then() if then is not None else True
 
+    @staticmethod
+    async def _probe_resized(page: Page, world: World) -> object:
+        """The mobile probe, once the page has dispatched the resize to phone width that
+        `_RELEASE_RESIZE` armed for (a page whose scripts size a canvas to `innerWidth` is
+        measured after they did, every time). A page that keeps the wait from ending costs the
+        wait, and is measured as it stands."""
+        with contextlib.suppress(asyncio.TimeoutError, PlaywrightError):
+            await asyncio.wait_for(ask_page(page, _RESIZED), RESIZE_WAIT_S)
+        return await world.ask(_MOBILE_PROBE)
+
     async def _capture(self, page: Page, cdp, world: World, entry: str, trace: _Trace,
                        size: tuple[int, int]) -> Rendering:
         cfg = self.config
@@ -809,7 +841,8 @@ class Renderer:
             "clip": {"x": 0, "y": 0, "width": width, "height": captured, "scale": 1}}),
             cfg.capture_timeout_s, trace, cdp)
         full_png = base64.b64decode(shot["data"]) if isinstance(shot, dict) and "data" in shot else None
-        await self._bounded("release_resize", ask_page(page, _HOLD_RESIZE, False), cfg.capture_timeout_s, trace, cdp)
+        await self._bounded("release_resize", ask_page(page, _RELEASE_RESIZE, cfg.mobile_width), cfg.capture_timeout_s,
+                            trace, cdp)
         pixels = decode_rgb(full_png)
         scale = pixels.shape[1] / width if pixels is not None and width else 1.0
         elements, metrics, notes = self._validated(snap, pixels, scale)
@@ -817,7 +850,7 @@ class Renderer:
         # A resize waits for the renderer to answer, so it is bounded like any page call: a
         # page still busy parsing a flood would otherwise hold the render past every deadline.
         probe = await self._bounded("mobile_probe", self._at_size(
-            page, cfg.mobile_width, cfg.mobile_height, lambda: world.ask(_MOBILE_PROBE)),
+            page, cfg.mobile_width, cfg.mobile_height, lambda: self._probe_resized(page, world)),
                                     cfg.snapshot_timeout_s, trace, cdp)
         mobile, bad = lenient(MobileProbe, probe) if probe is not None else (None, [])
         if bad:
