@@ -87,3 +87,51 @@ def cpu_seconds(pid: int) -> float:
         return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
     except (OSError, IndexError, ValueError):
         return 0.0
+
+
+def core_jiffies() -> list[tuple[int, int]]:
+    """Per core, (busy, total) clock ticks since boot, from /proc/stat (idle and iowait are
+    not busy; guest time is already inside user)."""
+    cores = []
+    for line in Path("/proc/stat").read_text().splitlines():
+        name, *values = line.split()
+        if name.startswith("cpu") and name != "cpu":
+            ticks = [int(v) for v in values[:8]]
+            cores.append((sum(ticks) - ticks[3] - ticks[4], sum(ticks)))
+    return cores
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU time of `pid` and every live descendant, each with its reaped children's (a child
+    that exited is counted once, in its parent's `cutime`/`cstime`)."""
+    total = 0
+    for member in [pid, *descendants(pid)]:
+        try:
+            fields = stat_fields(member)
+            total += sum(int(fields[i]) for i in (11, 12, 13, 14))
+        except (OSError, IndexError, ValueError):
+            continue
+    return total / CLOCK_TICKS
+
+
+class CpuUse:
+    """How busy the cores were over a stretch of wall time, and how much of them this process
+    and its children (the browser, the driver, sandbox workers) used: `with CpuUse() as use:`,
+    then `use.report()`. The second view stays meaningful when something else loads the machine."""
+
+    def __enter__(self) -> "CpuUse":
+        import time
+
+        self._clock = time.perf_counter
+        self._start, self._cores, self._own = self._clock(), core_jiffies(), tree_cpu_seconds(os.getpid())
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        wall, cores, own = self._clock() - self._start, core_jiffies(), tree_cpu_seconds(os.getpid())
+        busy = [(b1 - b0) / (t1 - t0) if t1 > t0 else 0.0 for (b0, t0), (b1, t1) in zip(self._cores, cores)]
+        self._report = {"wall_s": round(wall, 2), "cores_busy_pct": [round(100 * b, 1) for b in busy],
+                        "own_cpu_s": round(own - self._own, 2),
+                        "own_share_of_cores_pct": round(100 * (own - self._own) / (wall * len(cores)), 1) if wall else 0.0}
+
+    def report(self) -> dict:
+        return dict(self._report)

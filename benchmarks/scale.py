@@ -2,7 +2,11 @@
 and 2 actors on a local cluster on this machine, one run, and what that projects for a GRPO step
 and a full OpenDesign run on N nodes.
 
-    aesenv bench scale --out runs/scale [--pages 32] [--tasks builtin:web] [--nodes 1 2 4 8]
+    aesenv bench scale --out runs/scale [--pages 32] [--tasks builtin:web] [--nodes 1 2 4 8] [--pin]
+
+With `--pin` each actor (and the browser it launches) runs on one core of its own: a one-core node
+simulated on this machine, so `scaling_efficiency` (the rate of n actors over n times the rate of
+one) is the scaling across nodes; the driver and Ray's own processes stay unpinned.
 
 Each path is warmed by one page per actor first (browser pools started), then times the batch.
 The projection assumes what the JSON's `assumptions` say: nodes like this one (the best measured
@@ -21,6 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from aesenv.procfs import CpuUse
 from aesenv.rewards import PipelineConfig, RewardPipeline
 from aesenv.rewards.service import RayScorer
 from aesenv.tasks import load_tasks
@@ -40,7 +45,7 @@ async def _timed(scorer: RewardPipeline | RayScorer, batch: list[tuple[Any, str]
             "reward_sum": round(sum(r.record.reward or 0.0 for r in results), 4)}
 
 
-async def measure(tasks_spec: str, pages: int, actor_counts: list[int]) -> dict[str, Any]:
+async def measure(tasks_spec: str, pages: int, actor_counts: list[int], pin: bool = False) -> dict[str, Any]:
     import ray
 
     tasks = load_tasks(tasks_spec)
@@ -55,11 +60,22 @@ async def measure(tasks_spec: str, pages: int, actor_counts: list[int]) -> dict[
         for n in actor_counts:
             started = time.perf_counter()
             async with RayScorer(config, actors=n) as scorer:
+                cores = os.cpu_count() or 1
+                pinned = await asyncio.gather(*(actor.pin.remote([i % cores]) for i, actor in
+                                                enumerate(scorer.actors))) if pin else None
                 out[f"ray_{n}"] = {**await _timed(scorer, batch, warm=n), "actors": n,
-                                   "start_and_warm_s": round(time.perf_counter() - started, 2)}
+                                   "start_and_warm_s": round(time.perf_counter() - started, 2),
+                                   **({"cores_of_actors": pinned} if pinned else {})}
     finally:
         ray.shutdown()
     return out
+
+
+def scaling(results: dict[str, Any]) -> dict[str, float]:
+    """Per actor count n > 1: the rate of n actors over n times the rate of one (1.0 is linear)."""
+    one = results.get("ray_1", {}).get("pages_per_s")
+    return {k: round(v["pages_per_s"] / (v["actors"] * one), 3) for k, v in results.items()
+            if one and k.startswith("ray_") and v["actors"] > 1}
 
 
 def projections(results: dict[str, Any], nodes: list[int]) -> dict[str, Any]:
@@ -77,12 +93,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pages", type=int, default=32)
     parser.add_argument("--actors", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--nodes", type=int, nargs="+", default=[1, 2, 4, 8])
+    parser.add_argument("--pin", action="store_true",
+                        help="pin actor i (and its browser) to core i: each actor a one-core node, so the "
+                             "rate of 2 actors over 2x the rate of 1 is the scaling across nodes")
     args = parser.parse_args(argv)
     load_before = os.getloadavg()[0]
-    results = asyncio.run(measure(args.tasks, args.pages, args.actors))
+    with CpuUse() as cpu:
+        results = asyncio.run(measure(args.tasks, args.pages, args.actors, args.pin))
     report = {"machine": {"cpus": os.cpu_count(), "load_1min_before": round(load_before, 2),
                           "load_1min_after": round(os.getloadavg()[0], 2)},
-              "tasks": args.tasks, "results": results, "projection": projections(results, args.nodes),
+              "tasks": args.tasks, "pinned": args.pin, "results": results, "scaling_efficiency": scaling(results),
+              # Ray's workers are not this process's to reap, so only the cores' own view is kept.
+              "cores_busy_pct": cpu.report()["cores_busy_pct"], "projection": projections(results, args.nodes),
               "assumptions": [
                   "a node is this machine: its best measured Ray rate (actors sized to its cores)",
                   "linear across nodes: each node's actors score independently; the driver only hands out items",

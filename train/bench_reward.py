@@ -5,7 +5,9 @@ batch of N answers scored concurrently on one event loop in one process (one bro
 
 Prints JSON: pages/s over the warm batch (the pipeline is started and warmed by one page first),
 the cold start, how many samples came back valid, masked or past their deadline, and the
-machine's 1-minute load before and after (two cores are easily shared: read rates with it).
+machine's 1-minute load before and after (two cores are easily shared: read rates with it), and
+`cpu_during_batch`: each core's busy share over the batch and the share of all cores this process
+and its children (browser, driver) used, so an idle core during a batch shows.
 
 With `--profile`, the same answers are scored once more through the same shared pipeline, one at
 a time, and `profile` says where a score's time goes: the median of each of the records'
@@ -23,6 +25,7 @@ import os
 import statistics
 import time
 
+from aesenv.procfs import CpuUse
 from aesenv.tasks import Task, load_tasks
 from policies.template import TemplatePolicy
 from train.reward import close_pipelines, compute_score, pipeline_config, shared_pipeline
@@ -56,8 +59,9 @@ async def bench(tasks_spec: str, pages: int, judge: str, deadline_s: float, conc
         await compute_score("aesenv/web", answers[0], "", infos[0], **options)
         cold_s = time.perf_counter() - start
         start = time.perf_counter()
-        results = await asyncio.gather(*(compute_score("aesenv/web", a, "", i, **options)
-                                         for a, i in zip(answers, infos)))
+        with CpuUse() as cpu:
+            results = await asyncio.gather(*(compute_score("aesenv/web", a, "", i, **options)
+                                             for a, i in zip(answers, infos)))
         wall_s = time.perf_counter() - start
         load_after = os.getloadavg()[0]
         profiled = await stage_profile(batch, answers, options) if profile else None
@@ -70,6 +74,7 @@ async def bench(tasks_spec: str, pages: int, judge: str, deadline_s: float, conc
             "mean_score": round(sum(r["score"] for r in results if math.isfinite(r["score"]))
                                 / max(1, sum(math.isfinite(r["score"]) for r in results)), 3),
             "load_1min_before": round(load_before, 2), "load_1min_after": round(load_after, 2),
+            "cpu_during_batch": cpu.report(),
             **({"profile": profiled} if profiled is not None else {})}
 
 

@@ -16,6 +16,7 @@ actors instead of each starting its own.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from typing import Any
 
@@ -56,6 +57,15 @@ class ScoringActor:
 
     async def pid(self) -> int:
         return os.getpid()
+
+    async def pin(self, cores: list[int]) -> list[int]:
+        """Run this actor on `cores` only, every thread of it and what it starts later (its
+        browser, the driver): a node of that many cores, simulated on a bigger machine (`bench
+        scale --pin`). Before the first score, so the browser is launched inside the set."""
+        for thread in os.listdir("/proc/self/task"):
+            with contextlib.suppress(OSError):  # a thread that ended meanwhile
+                os.sched_setaffinity(int(thread), cores)
+        return sorted(os.sched_getaffinity(0))
 
     async def close(self) -> None:
         if self.pipeline is not None:
