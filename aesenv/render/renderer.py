@@ -798,6 +798,13 @@ class Renderer:
                          "not page text")
         return elements, metrics, notes
 
+    @classmethod
+    def _checked(cls, snap: object, full_png: bytes | None, width: int):
+        """The capture's pixels and what `_validated` keeps of the snapshot against them."""
+        pixels = decode_rgb(full_png)
+        scale = pixels.shape[1] / width if pixels is not None and width else 1.0
+        return pixels, cls._validated(snap, pixels, scale)
+
     @staticmethod
     async def _at_size(page: Page, width: int, height: int, then=None):
         """Resize the viewport, then run `then()` (a page call) at that size."""
@@ -841,17 +848,21 @@ class Renderer:
             "clip": {"x": 0, "y": 0, "width": width, "height": captured, "scale": 1}}),
             cfg.capture_timeout_s, trace, cdp)
         full_png = base64.b64decode(shot["data"]) if isinstance(shot, dict) and "data" in shot else None
-        await self._bounded("release_resize", ask_page(page, _RELEASE_RESIZE, cfg.mobile_width), cfg.capture_timeout_s,
-                            trace, cdp)
-        pixels = decode_rgb(full_png)
-        scale = pixels.shape[1] / width if pixels is not None and width else 1.0
-        elements, metrics, notes = self._validated(snap, pixels, scale)
+        # Our side's work on the capture (decoding the pixels, checking the snapshot's text against
+        # them) runs in a thread while the page answers the phone-width probe: neither reads the
+        # other's results, so the record is the same, sooner.
+        checked = asyncio.ensure_future(asyncio.to_thread(self._checked, snap, full_png, width))
+        try:
+            await self._bounded("release_resize", ask_page(page, _RELEASE_RESIZE, cfg.mobile_width),
+                                cfg.capture_timeout_s, trace, cdp)
+            # A resize waits for the renderer to answer, so it is bounded like any page call: a
+            # page still busy parsing a flood would otherwise hold the render past every deadline.
+            probe = await self._bounded("mobile_probe", self._at_size(
+                page, cfg.mobile_width, cfg.mobile_height, lambda: self._probe_resized(page, world)),
+                                        cfg.snapshot_timeout_s, trace, cdp)
+        finally:
+            pixels, (elements, metrics, notes) = await checked
         metrics.popups_blocked = int(_number(facts.get("popups")) or 0)
-        # A resize waits for the renderer to answer, so it is bounded like any page call: a
-        # page still busy parsing a flood would otherwise hold the render past every deadline.
-        probe = await self._bounded("mobile_probe", self._at_size(
-            page, cfg.mobile_width, cfg.mobile_height, lambda: self._probe_resized(page, world)),
-                                    cfg.snapshot_timeout_s, trace, cdp)
         mobile, bad = lenient(MobileProbe, probe) if probe is not None else (None, [])
         if bad:
             notes.append(f"mobile probe failed validation ({', '.join(bad)}); left out")
