@@ -65,6 +65,29 @@ async def test_plot_figures_files_and_imports(sandbox):
     assert json.loads(run.figures[1].plotly_json)["data"][0]["type"] == "bar"
 
 
+async def test_a_run_says_where_its_time_went(sandbox):
+    """The worker's stages (what the plots benchmark breaks a run's cost into), the script's own
+    account of running and saving among them; the script cannot put anything else there."""
+    code = ("import json, os\n"
+            "said = json.dumps({'status': 'ok', 'figures': [], 'timings_ms': {'script': 'x', 'clean': 1e12, "
+            "'save': -1}}).encode()\n"
+            "for fd in range(3, 32):\n"
+            "    try:\n"
+            "        os.write(fd, said)\n"
+            "    except OSError:\n"
+            "        pass\n"
+            "os._exit(0)\n")
+    forged = await sandbox.run_plot(code, {}, QUICK)
+    assert forged.status is RunStatus.OK, forged.reason
+    assert {"prepare", "fork", "run", "collect", "clean"} <= set(forged.timings_ms)
+    assert not {"run.script", "run.save"} & set(forged.timings_ms) and forged.timings_ms["clean"] < 1e6
+    run = await sandbox.run_plot("import matplotlib.pyplot as plt\nplt.plot([1, 2])\n", {}, QUICK)
+    assert run.status is RunStatus.OK, run.reason
+    stages = run.timings_ms
+    assert {"prepare", "fork", "run", "collect", "clean", "run.script", "run.save"} <= set(stages), stages
+    assert all(ms >= 0 for ms in stages.values()) and stages["run.script"] + stages["run.save"] <= stages["run"]
+
+
 async def test_raise_gives_error_with_traceback(sandbox):
     run = await sandbox.run_plot("x = 1\n\ndef f():\n    raise ValueError('bad data')\nf()\n", {}, QUICK)
     assert run.status is RunStatus.ERROR

@@ -496,6 +496,7 @@ def run_script(code: str, plotly_figures, workspace: str) -> dict:
     sys.modules["__main__"] = main_module
     sys.argv = ["main.py"]
     linecache.cache["main.py"] = (len(code), None, code.splitlines(True), "main.py")
+    started = time.monotonic()
     try:
         exec(compile(code, "main.py", "exec"), main_module.__dict__)
     except SystemExit as exc:
@@ -506,6 +507,7 @@ def run_script(code: str, plotly_figures, workspace: str) -> dict:
         status, reason = classify(exc)
         tb, line = format_traceback(exc), error_line(exc)
     flush_output()
+    ran = time.monotonic()
     figures = []
     step = ""
     try:
@@ -526,7 +528,9 @@ def run_script(code: str, plotly_figures, workspace: str) -> dict:
                                        f" left open, and saving {step} raised:")
             line = error_line(exc)
     flush_output()  # what saving printed (a user's draw callback, warnings): the child leaves by os._exit
-    return {"status": status, "reason": reason, "traceback": tb, "error_line": line, "figures": figures}
+    timings = {"script": (ran - started) * 1000, "save": (time.monotonic() - ran) * 1000}
+    return {"status": status, "reason": reason, "traceback": tb, "error_line": line, "figures": figures,
+            "timings_ms": timings}
 
 
 def unique(items: list) -> list:
@@ -570,6 +574,19 @@ def child_plot(code: str, result_fd: int, workspace: str) -> None:
 # ---------------------------------------------------------------- the worker
 
 
+class Clock:
+    """Milliseconds spent in each stage of a job, each stage ending where the next begins."""
+
+    def __init__(self) -> None:
+        self.last = time.monotonic()
+        self.stages: dict[str, float] = {}
+
+    def mark(self, stage: str) -> None:
+        now = time.monotonic()
+        self.stages[stage] = round(self.stages.get(stage, 0.0) + (now - self.last) * 1000, 3)
+        self.last = now
+
+
 class Worker:
     def __init__(self, args: argparse.Namespace) -> None:
         self.scratch = args.scratch
@@ -585,17 +602,26 @@ class Worker:
             _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
     def run_job(self, job: dict) -> dict:
+        """The job's result, with `timings_ms`: where the worker's time went, stage by stage (the
+        benchmark's breakdown of what a sandboxed run costs over running the script in place)."""
         self.jobs += 1
         workspace = os.path.join(self.scratch, f"job-{self.jobs}")
+        self.clock = clock = Clock()
+        result: dict = {}
         try:
             try:
                 self.prepare(workspace, job)
             except (OSError, ValueError) as exc:
-                return {"status": "infra_error", "reason": f"workspace: {exc}"}
-            return self.execute(workspace, job)
+                result = {"status": "infra_error", "reason": f"workspace: {exc}"}
+                return result
+            clock.mark("prepare")
+            result = self.execute(workspace, job)
+            return result
         finally:
             self.kill_all()
             self.unclean = self.clean_up()
+            clock.mark("clean")
+            result["timings_ms"] = {**clock.stages, **result.get("timings_ms", {})}
 
     def prepare(self, workspace: str, job: dict) -> None:
         os.mkdir(workspace, 0o700)
@@ -627,6 +653,8 @@ class Worker:
         res_r, res_w = os.pipe()
         started = time.monotonic()
         pid = os.fork()
+        if pid != 0:
+            self.clock.mark("fork")
         if pid == 0:
             exit_code = 0 if job["kind"] == "plot" else 127
             try:
@@ -664,6 +692,7 @@ class Worker:
             finally:
                 prober.stop.set()
                 prober.join()
+        self.clock.mark("run")
         self.kill_all()
         streams.drain()
         result = {"stdout": streams.text(1), "stderr": streams.text(2),
@@ -676,6 +705,7 @@ class Worker:
             result["imported"] = imported_modules(job["code"])
         else:
             result["files_out"], result["files_skipped"] = collect_files(workspace)
+        self.clock.mark("collect")
         return result
 
     def outcome(self, job: dict, outcome: str, wait_status: int, raw: bytes, limits: dict) -> dict:
@@ -804,9 +834,13 @@ def child_result(raw: bytes) -> dict:
     if not isinstance(figures, list) or not all(valid_figure(f) for f in figures):
         return forged
     line = data.get("error_line")
+    timings = data.get("timings_ms") if isinstance(data.get("timings_ms"), dict) else {}
     return {"status": data["status"], "reason": str(data.get("reason", ""))[:300],
             "traceback": str(data.get("traceback", "")), "figures": figures,
-            "error_line": line if type(line) is int and line > 0 else None}
+            "error_line": line if type(line) is int and line > 0 else None,
+            # the script's own account of its time (informational: it could say anything here)
+            "timings_ms": {f"run.{key}": float(timings[key]) for key in ("script", "save")
+                           if type(timings.get(key)) in (int, float) and 0 <= timings[key] < 1e9}}
 
 
 def valid_figure(figure: object) -> bool:
