@@ -685,7 +685,12 @@ def await_job(worker: int, uid: int | None, warm: bool, job_r: int, fds: tuple[i
             os._exit(1)
         close_all_but({0, 1, 2, job_r, *fds, res_w})
         if warm:
-            warm_child(job_r)
+            try:
+                warm_child(job_r)
+            except Exception:  # noqa: BLE001 - a failed warm-up is no reason to lose the job
+                import matplotlib.pyplot as plt
+
+                plt.close("all")
         with os.fdopen(job_r, "rb") as f:
             task = json.loads(f.read())
         usage = resource.getrusage(resource.RUSAGE_SELF)
