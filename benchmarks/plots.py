@@ -11,7 +11,11 @@ sandbox does (the host's drawing and description of it are the same for every wa
 Wall-clock ratios on a shared, loaded machine are noisy; `cpu_median_ms` (the job process's CPU
 time; for in-process, this process's) gives a load-independent view of the same cost, and
 `channel_median_ms` (host wall time minus the worker's own) isolates what each backend's transport
-adds. The docker image has the same library versions as this environment (see
+adds. `stages` says where a warm run's time goes, as medians per stage: for in-process, the script
+and the saving of its figures; for each sandbox, the worker's own stages (prepare the workspace,
+start the job's process, run, of which the script and saving as the job reports them, collect the
+result, clean up)
+and `transport`, the rest of the host's wall time (encoding, the pipe or socket, the record). The docker image has the same library versions as this environment (see
 aesenv.sandbox.image) but Debian's python3 build, which may draw at a different speed.
 
     python -m benchmarks.plots --out runs/bench-plots [--rounds 5]
@@ -79,7 +83,7 @@ def run_cold(code: str, workdir: Path) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-def run_in_process(code: str, workdir: Path, save, cpu: list[float]) -> float:
+def run_in_process(code: str, workdir: Path, save, cpu: list[float], stages: dict[str, list[float]]) -> float:
     import matplotlib.pyplot as plt
 
     started, cpu_started = time.perf_counter(), time.process_time()
@@ -87,18 +91,24 @@ def run_in_process(code: str, workdir: Path, save, cpu: list[float]) -> float:
     os.chdir(workdir)
     try:
         exec(compile(code, "main.py", "exec"), {"__name__": "__main__"})
+        ran = time.perf_counter()
         for number in plt.get_fignums():
             save(plt.figure(number))
+        saved = time.perf_counter()
     finally:
         plt.close("all")
         os.chdir(cwd)
     cpu.append((time.process_time() - cpu_started) * 1000)
+    stages.setdefault("script", []).append((ran - started) * 1000)
+    stages.setdefault("save", []).append((saved - ran) * 1000)
     return (time.perf_counter() - started) * 1000
 
 
-async def run_sandbox(sandbox, code: str, channel: list[float], cpu: list[float]) -> float:
-    """Host-side wall time of one run; appends what the channel added over the worker's own time
-    and the job's CPU time."""
+async def run_sandbox(sandbox, code: str, channel: list[float], cpu: list[float],
+                      stages: dict[str, list[float]]) -> float:
+    """Host-side wall time of one run; appends what the channel added over the worker's own time,
+    the job's CPU time, and the run's stages (`transport`: the host's wall time beyond the
+    worker's stages)."""
     started = time.perf_counter()
     run = await sandbox.run_plot(code, {"data.csv": DATA_CSV})
     elapsed = (time.perf_counter() - started) * 1000
@@ -106,7 +116,14 @@ async def run_sandbox(sandbox, code: str, channel: list[float], cpu: list[float]
         raise RuntimeError(f"{sandbox.name} run failed: {run.status.value} {run.reason}")
     channel.append(elapsed - run.duration_ms)
     cpu.append(run.cpu_ms)
+    for stage, ms in {**run.timings_ms, "transport": elapsed - worker_ms(run.timings_ms)}.items():
+        stages.setdefault(stage, []).append(ms)
     return elapsed
+
+
+def worker_ms(timings: dict[str, float]) -> float:
+    """The worker's own time: its top-level stages (`run.script` and `run.save` are part of `run`)."""
+    return sum(ms for stage, ms in timings.items() if "." not in stage)
 
 
 def _load_save():
@@ -137,6 +154,7 @@ async def measure(rounds: int, progress: bool, seed: int) -> dict:
     samples: dict[str, list[float]] = {way: [] for way in ["cold", "in_process", *sandboxes]}
     channel: dict[str, list[float]] = {name: [] for name in sandboxes}
     cpu: dict[str, list[float]] = {way: [] for way in ["in_process", *sandboxes]}
+    stages: dict[str, dict[str, list[float]]] = {way: {} for way in ["in_process", *sandboxes]}
     rng = random.Random(seed)
     try:
         with tempfile.TemporaryDirectory(prefix="aesenv-bench-plots-") as tmp:
@@ -147,13 +165,15 @@ async def measure(rounds: int, progress: bool, seed: int) -> dict:
                 if way == "cold":
                     return await asyncio.to_thread(run_cold, code, workdir)
                 if way == "in_process":
-                    return run_in_process(code, workdir, save, cpu[way])
-                return await run_sandbox(sandboxes[way], code, channel[way], cpu[way])
+                    return run_in_process(code, workdir, save, cpu[way], stages[way])
+                return await run_sandbox(sandboxes[way], code, channel[way], cpu[way], stages[way])
 
             for way in samples:  # warm-up, untimed: first-use costs are not per-episode costs
                 await once(way, SCRIPTS["line"])
             for values in [*cpu.values(), *channel.values()]:
                 values.clear()
+            for way_stages in stages.values():
+                way_stages.clear()
             total = rounds * len(SCRIPTS) * len(samples)
             with tqdm(total=total, desc="plots bench", unit="run", disable=not progress) as bar:
                 for _ in range(rounds):
@@ -166,7 +186,8 @@ async def measure(rounds: int, progress: bool, seed: int) -> dict:
     finally:
         for sandbox in sandboxes.values():
             await sandbox.close()
-    return {"samples_ms": samples, "channel_ms": channel, "cpu_ms": cpu, "docker_unavailable": docker_problem or None,
+    return {"samples_ms": samples, "channel_ms": channel, "cpu_ms": cpu, "stages_ms": stages,
+            "docker_unavailable": docker_problem or None,
             "isolation": {name: sb.isolation.model_dump() for name, sb in sandboxes.items()}}
 
 
@@ -186,6 +207,8 @@ def summarize(measured: dict) -> dict:
                 "meets_targets": warm / floor <= 1.2 and cold / warm >= 3}
 
     local, docker = backend("local"), backend("docker")
+    stages = {way: {stage: round(statistics.median(values), 1) for stage, values in way_stages.items()}
+              for way, way_stages in measured["stages_ms"].items()}
     if docker:
         docker["overhead_over_local_ms"] = round(median["docker"] - median["local"], 1)
         docker["overhead_over_local_ratio"] = round(median["docker"] / median["local"], 3)
@@ -193,7 +216,7 @@ def summarize(measured: dict) -> dict:
             "local_warm_median_ms": median["local"],
             "docker_warm_median_ms": median.get("docker"),
             "warm_speedup": local["warm_speedup"], "overhead_vs_inprocess": local["overhead_vs_inprocess"],
-            "local": local, "docker": docker, "docker_unavailable": measured["docker_unavailable"]}
+            "local": local, "docker": docker, "stages": stages, "docker_unavailable": measured["docker_unavailable"]}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

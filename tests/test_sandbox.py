@@ -65,6 +65,29 @@ async def test_plot_figures_files_and_imports(sandbox):
     assert json.loads(run.figures[1].plotly_json)["data"][0]["type"] == "bar"
 
 
+async def test_a_run_says_where_its_time_went(sandbox):
+    """The worker's stages (what the plots benchmark breaks a run's cost into), the script's own
+    account of running and saving among them; the script cannot put anything else there."""
+    code = ("import json, os\n"
+            "said = json.dumps({'status': 'ok', 'figures': [], 'timings_ms': {'script': 'x', 'clean': 1e12, "
+            "'save': -1}}).encode()\n"
+            "for fd in range(3, 32):\n"
+            "    try:\n"
+            "        os.write(fd, said)\n"
+            "    except OSError:\n"
+            "        pass\n"
+            "os._exit(0)\n")
+    forged = await sandbox.run_plot(code, {}, QUICK)
+    assert forged.status is RunStatus.OK, forged.reason
+    assert {"prepare", "start", "run", "collect", "clean"} <= set(forged.timings_ms)
+    assert not {"run.script", "run.save"} & set(forged.timings_ms) and forged.timings_ms["clean"] < 1e6
+    run = await sandbox.run_plot("import matplotlib.pyplot as plt\nplt.plot([1, 2])\n", {}, QUICK)
+    assert run.status is RunStatus.OK, run.reason
+    stages = run.timings_ms
+    assert {"prepare", "start", "run", "collect", "clean", "run.script", "run.save"} <= set(stages), stages
+    assert all(ms >= 0 for ms in stages.values()) and stages["run.script"] + stages["run.save"] <= stages["run"]
+
+
 async def test_raise_gives_error_with_traceback(sandbox):
     run = await sandbox.run_plot("x = 1\n\ndef f():\n    raise ValueError('bad data')\nf()\n", {}, QUICK)
     assert run.status is RunStatus.ERROR
@@ -192,6 +215,59 @@ async def test_nothing_survives_a_job(sandbox):
     # left: this script and its worker (docker adds the container's init and its `sleep infinity`)
     expected = {"local": [sys.executable] * 2, "docker": ["/sbin/docker-init", "python3", "python3", "sleep"]}
     assert sorted(eval(processes)) == expected[sandbox.name]
+
+
+# What one job changes in its process and places; the next job must see none of it (each job's
+# process is a fresh copy of the clean worker, and what it writes is wiped).
+_LEAVE_STATE = (
+    "import builtins, json, os, sys, types, wave, matplotlib, matplotlib.pyplot as plt\n"
+    "builtins.left_by_job = json.left_by_job = 1\n"
+    "sys.modules['left_module'] = types.ModuleType('left_module')\n"
+    "os.environ['LEFT_BY_JOB'] = '1'\n"
+    "matplotlib.rcParams['lines.linewidth'] = 9.5\n"
+    "plt.figure(7)\n"
+    "open('left.txt', 'w').write('x')\n"
+    "for place in ('/tmp/left.txt', '/dev/shm/left.txt'):  # where a backend lets a job write\n"
+    "    try:\n"
+    "        open(place, 'w').write('x')\n"
+    "    except OSError:\n"
+    "        pass\n"
+    "print('aesenv-prev' + '-job-' + 'output')\n"
+)
+_SEE_STATE = (
+    "import builtins, gc, glob, json, os, sys, matplotlib, matplotlib.pyplot as plt\n"
+    "marker = 'aesenv-prev' + '-job-' + str('output')\n"
+    "mine = globals()\n"
+    "held = [sorted(o)[:3] for o in gc.get_objects() if isinstance(o, dict) and o is not mine\n"
+    "        and any(isinstance(v, str) and marker in v for v in list(o.values()))]\n"
+    "frame, in_frames = sys._getframe(), []\n"
+    "while frame is not None:\n"
+    "    if frame.f_code.co_filename != 'main.py':\n"
+    "        in_frames += [k for k, v in frame.f_locals.items() if marker in repr(v)]\n"
+    "    frame = frame.f_back\n"
+    "print(json.dumps({'builtins': hasattr(builtins, 'left_by_job'), 'json': hasattr(json, 'left_by_job'),\n"
+    "    'modules': sorted(set(sys.modules) - {'gc', 'glob'}), 'env': 'LEFT_BY_JOB' in os.environ,\n"
+    "    'rc': matplotlib.rcParams['lines.linewidth'], 'figures': plt.get_fignums(),\n"
+    "    'files': os.listdir('.') + glob.glob('/tmp/*/left.txt') + glob.glob('/tmp/left.txt') + glob.glob('/dev/shm/*'),\n"
+    "    'output_held': held, 'output_in_frames': in_frames}))\n"
+)
+
+
+async def test_a_job_sees_nothing_of_the_job_before(sandbox):
+    """Globals, modules, environment, matplotlib state, open figures, files and the previous job's
+    output (in the worker's memory the job's process copies) do not pass to the next job."""
+    fresh = await sandbox.run_plot(_SEE_STATE, {}, QUICK)
+    assert fresh.status is RunStatus.OK, fresh.reason + fresh.stderr
+    left = await sandbox.run_plot(_LEAVE_STATE, {}, QUICK)
+    assert left.status is RunStatus.OK and "aesenv-prev-job-output" in left.stdout, left.reason + left.stderr
+    after = await sandbox.run_plot(_SEE_STATE, {}, QUICK)
+    assert after.status is RunStatus.OK, after.reason + after.stderr
+    seen, before = json.loads(after.stdout), json.loads(fresh.stdout)
+    assert seen == before
+    assert seen["files"] == ["main.py"] and seen["rc"] != 9.5 and seen["figures"] == []
+    assert not seen["builtins"] and not seen["json"] and "left_module" not in seen["modules"]
+    assert "wave" not in seen["modules"] and not seen["env"]
+    assert seen["output_held"] == [] and seen["output_in_frames"] == []
 
 
 async def test_script_cannot_kill_its_worker(sandbox):

@@ -70,8 +70,12 @@ class _Run(BaseModel):
     stdout_truncated: bool = False
     stderr_truncated: bool = False
     reason: str = ""  # one line: why not ok
-    duration_ms: float = 0  # wall time from fork to the end of the job, inside the worker
+    duration_ms: float = 0  # wall time from handing the job to its process to its end, inside the worker
     cpu_ms: float = 0  # CPU time of the job's process (not its children): load-independent cost
+    # Where the worker's time went: prepare (the workspace), start (hand the job to its process),
+    # run (of which the script says run.script and run.save), collect, clean; the rest of the
+    # host's wall time is the channel's.
+    timings_ms: dict[str, float] = {}
     backend: str = ""
     isolation: Isolation = Isolation()
 

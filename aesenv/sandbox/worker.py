@@ -9,9 +9,10 @@ Protocol on stdin/stdout: frames of a 4-byte big-endian length followed by UTF-8
 base64. The worker says {"hello": {...}} once, then answers each {"job": {...}} with
 {"result": {...}}. One job at a time: the host keeps a pool of workers.
 
-Each job: a fresh workspace under the scratch root holding the job's files; a forked child that
-starts its own session, drops to the job uid (when the worker is root), sets rlimits, clears the
-environment, and runs the script with `__name__ == "__main__"` (or execs the command). At the
+Each job: a fresh workspace under the scratch root holding the job's files; a child forked from
+the clean worker (ahead of time, between jobs: `Child`) that starts its own session, drops to the
+job uid (when the worker is root), sets rlimits, clears the environment, and runs the script with
+`__name__ == "__main__"` (or execs the command). At the
 end, or at the deadline, every process but the worker is killed and reaped: as pid 1 of its own
 pid namespace (local backend) with one kill(-1); otherwise as a child subreaper.
 
@@ -49,6 +50,7 @@ import types
 
 MAX_RESULT_BYTES = 64 * 1024 * 1024  # figures + metadata a child may send back
 MAX_FILES_OUT_BYTES = 32 * 1024 * 1024
+PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 IPC_RMID = 0
 MEMORY_POLL_S = 0.02  # how often a job's resident memory is measured
@@ -496,6 +498,7 @@ def run_script(code: str, plotly_figures, workspace: str) -> dict:
     sys.modules["__main__"] = main_module
     sys.argv = ["main.py"]
     linecache.cache["main.py"] = (len(code), None, code.splitlines(True), "main.py")
+    started = time.monotonic()
     try:
         exec(compile(code, "main.py", "exec"), main_module.__dict__)
     except SystemExit as exc:
@@ -506,6 +509,7 @@ def run_script(code: str, plotly_figures, workspace: str) -> dict:
         status, reason = classify(exc)
         tb, line = format_traceback(exc), error_line(exc)
     flush_output()
+    ran = time.monotonic()
     figures = []
     step = ""
     try:
@@ -526,7 +530,9 @@ def run_script(code: str, plotly_figures, workspace: str) -> dict:
                                        f" left open, and saving {step} raised:")
             line = error_line(exc)
     flush_output()  # what saving printed (a user's draw callback, warnings): the child leaves by os._exit
-    return {"status": status, "reason": reason, "traceback": tb, "error_line": line, "figures": figures}
+    timings = {"script": (ran - started) * 1000, "save": (time.monotonic() - ran) * 1000}
+    return {"status": status, "reason": reason, "traceback": tb, "error_line": line, "figures": figures,
+            "timings_ms": timings}
 
 
 def unique(items: list) -> list:
@@ -567,7 +573,158 @@ def child_plot(code: str, result_fd: int, workspace: str) -> None:
         view = view[os.write(result_fd, view):]
 
 
+# ---------------------------------------------------------------- the job's process
+
+
+class Child:
+    """A copy of the warm worker waiting for one job. The worker forks it ahead of time, once the
+    previous job's processes are dead and its files wiped (so it is a copy of the clean worker, as
+    a fork at the job's start would be), which takes the fork off the next job's path. Until its
+    job comes it runs our code only: it keeps no descriptor of the worker's channel (so a dead
+    worker is still seen as one), and dies with the worker."""
+
+    def __init__(self, uid: int | None, warm: bool = False) -> None:
+        self.out_r, out_w = os.pipe()
+        self.err_r, err_w = os.pipe()
+        self.res_r, res_w = os.pipe()
+        job_r, self.job_w = os.pipe()
+        worker = os.getpid()
+        self.pid = os.fork()
+        if self.pid == 0:
+            await_job(worker, uid, warm, job_r, (out_w, err_w), res_w)  # never returns
+        for fd in (out_w, err_w, res_w, job_r):
+            os.close(fd)
+
+    def start(self, workspace: str, job: dict) -> None:
+        """Hand the child its job (OSError when it is gone: then nothing of it has run)."""
+        task = {"workspace": workspace, "kind": job["kind"], "limits": job["limits"],
+                "code": job.get("code", ""), "argv": job.get("argv", [])}
+        try:
+            view = memoryview(json.dumps(task).encode())
+            while view:
+                view = view[os.write(self.job_w, view):]
+        finally:
+            os.close(self.job_w)
+            self.job_w = -1
+
+    def abandon(self) -> None:
+        """Close our ends of a child that will not run a job (kill_all reaps it)."""
+        for fd in (self.out_r, self.err_r, self.res_r, self.job_w):
+            if fd >= 0:
+                os.close(fd)
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+PRE_JOB = struct.Struct(">Q")  # microseconds of CPU a child spent before its job
+
+
+def warm_child(job_r: int | None = None) -> None:
+    """Draw a small figure in a child forked ahead of its job, unless the job is already there. A
+    fork shares the worker's memory until either side writes to it, and drawing writes to much of
+    what it touches (reference counts, caches), so a fresh child's first figure pays thousands of
+    page copies: some 20 ms, paid here, between jobs, so that the job draws about as fast as the
+    warm worker itself would. The fonts it opened are let go again (the job starts with no open
+    file but its pipes), as a fork leaves them: reloading one costs about a millisecond."""
+    if job_r is not None and select.select([job_r], [], [], 0)[0]:
+        return
+    import matplotlib.pyplot as plt
+    from matplotlib import font_manager
+
+    fig, ax = plt.subplots(figsize=(2, 2))
+    ax.plot([0, 1], [1, 0])
+    ax.set_title("warm", fontweight="bold")
+    save_svg(fig)
+    plt.close("all")
+    font_manager._get_font.cache_clear()  # what matplotlib itself does in a forked child
+
+
+def open_fds() -> set[int]:
+    return {int(fd) for fd in os.listdir("/proc/self/fd")}
+
+
+def warming_is_clean() -> bool:
+    """Whether `warm_child` leaves no file open (with another matplotlib it might: the job's
+    process closes every descriptor, and a cached font on one would fail to draw); tried once, in
+    a throwaway child, before any spare is warmed."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            before = open_fds()
+            warm_child()
+            code = 0 if open_fds() <= before else 1
+        except BaseException:  # noqa: BLE001 - any failure means: do not warm
+            pass
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) == 0
+
+
+def close_all_but(keep: set[int]) -> None:
+    """Close every descriptor but `keep` (never an empty range: closerange(0, 0) closes them all)."""
+    low = 0
+    for fd in sorted(keep):
+        if low < fd:
+            os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 65536)
+
+
+def await_job(worker: int, uid: int | None, warm: bool, job_r: int, fds: tuple[int, int], res_w: int) -> None:
+    """The forked child: wait for the job (drawing once meanwhile, when `warm`: `warm_child`),
+    then become the sandboxed process and run it. Before any of the job's code runs it puts the
+    CPU time it spent waiting at the head of the result pipe (`PRE_JOB`): not the job's."""
+    exit_code = 1
+    try:
+        _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != worker:  # the worker died before we asked to die with it
+            os._exit(1)
+        close_all_but({0, 1, 2, job_r, *fds, res_w})
+        if warm:
+            try:
+                warm_child(job_r)
+            except Exception:  # noqa: BLE001 - a failed warm-up is no reason to lose the job
+                import matplotlib.pyplot as plt
+
+                plt.close("all")
+        with os.fdopen(job_r, "rb") as f:
+            task = json.loads(f.read())
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        os.write(res_w, PRE_JOB.pack(round((usage.ru_utime + usage.ru_stime) * 1e6)))
+        exit_code = 0 if task["kind"] == "plot" else 127
+        enter_child(task["workspace"], uid, task["limits"], fds, res_w)
+        if task["kind"] == "plot":
+            child_plot(task["code"], res_w, task["workspace"])
+        else:
+            for sig in (signal.SIGPIPE, signal.SIGXFSZ):
+                signal.signal(sig, signal.SIG_DFL)
+            os.execvp(task["argv"][0], task["argv"])
+    except BaseException:  # noqa: BLE001 - report and leave without running our cleanup
+        exit_code = exit_code or 1
+        traceback.print_exc()
+        sys.stderr.flush()
+    finally:
+        os._exit(exit_code)
+
+
 # ---------------------------------------------------------------- the worker
+
+
+class Clock:
+    """Milliseconds spent in each stage of a job, each stage ending where the next begins."""
+
+    def __init__(self) -> None:
+        self.last = time.monotonic()
+        self.stages: dict[str, float] = {}
+
+    def mark(self, stage: str) -> None:
+        now = time.monotonic()
+        self.stages[stage] = round(self.stages.get(stage, 0.0) + (now - self.last) * 1000, 3)
+        self.last = now
 
 
 class Worker:
@@ -580,22 +737,38 @@ class Worker:
         self.uid = args.uid if os.getuid() == 0 else None
         self.jobs = 0
         self.unclean = ""  # what the last job left that could not be removed: the worker must go
+        self.spare: Child | None = None  # forked ahead for the next job
+        self.last_kind = "plot"
         warm_imports()
+        self.warm = warming_is_clean()
         if os.getpid() != 1:
             _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
     def run_job(self, job: dict) -> dict:
+        """The job's result, with `timings_ms`: where the worker's time went, stage by stage (the
+        benchmark's breakdown of what a sandboxed run costs over running the script in place)."""
         self.jobs += 1
+        self.last_kind = job.get("kind")
         workspace = os.path.join(self.scratch, f"job-{self.jobs}")
+        self.clock = clock = Clock()
+        result: dict = {}
         try:
             try:
                 self.prepare(workspace, job)
             except (OSError, ValueError) as exc:
-                return {"status": "infra_error", "reason": f"workspace: {exc}"}
-            return self.execute(workspace, job)
+                result = {"status": "infra_error", "reason": f"workspace: {exc}"}
+                return result
+            clock.mark("prepare")
+            result = self.execute(workspace, job)
+            return result
         finally:
+            if self.spare is not None:  # the workspace failed before the spare took the job
+                self.spare.abandon()
+                self.spare = None
             self.kill_all()
             self.unclean = self.clean_up()
+            clock.mark("clean")
+            result["timings_ms"] = {**clock.stages, **result.get("timings_ms", {})}
 
     def prepare(self, workspace: str, job: dict) -> None:
         os.mkdir(workspace, 0o700)
@@ -620,32 +793,36 @@ class Worker:
                 for name in [root] + [os.path.join(root, n) for n in dirs + names]:
                     os.lchown(name, self.uid, self.uid)
 
+    def prefork(self) -> None:
+        """Fork the next job's process now, between jobs (see `Child`); called only once the last
+        job's processes are dead and its places wiped. A failed fork is retried at the job. It
+        warms itself for a plot when the last job was one (a command job execs: nothing to warm)."""
+        if self.spare is None and not self.unclean:
+            try:
+                self.spare = Child(self.uid, warm=self.warm and self.last_kind == "plot")
+            except OSError:
+                self.spare = None
+
+    def start_child(self, workspace: str, job: dict) -> Child:
+        """The job's process: the spare forked ahead, or (none, or it died) one forked now."""
+        child, self.spare = self.spare, None
+        if child is not None:
+            try:
+                child.start(workspace, job)
+                return child
+            except OSError:
+                child.abandon()
+        child = Child(self.uid)
+        child.start(workspace, job)
+        return child
+
     def execute(self, workspace: str, job: dict) -> dict:
         limits = job["limits"]
-        out_r, out_w = os.pipe()
-        err_r, err_w = os.pipe()
-        res_r, res_w = os.pipe()
         started = time.monotonic()
-        pid = os.fork()
-        if pid == 0:
-            exit_code = 0 if job["kind"] == "plot" else 127
-            try:
-                enter_child(workspace, self.uid, limits, (out_w, err_w), res_w)
-                if job["kind"] == "plot":
-                    child_plot(job["code"], res_w, workspace)
-                else:
-                    for sig in (signal.SIGPIPE, signal.SIGXFSZ):
-                        signal.signal(sig, signal.SIG_DFL)
-                    os.execvp(job["argv"][0], job["argv"])
-            except BaseException:  # noqa: BLE001 - report and leave without running our cleanup
-                exit_code = exit_code or 1
-                traceback.print_exc()
-                sys.stderr.flush()
-            finally:
-                os._exit(exit_code)
-        for fd in (out_w, err_w, res_w):
-            os.close(fd)
-        streams = Streams(out_r, err_r, res_r, limits["max_output_bytes"])
+        child = self.start_child(workspace, job)
+        pid = child.pid
+        self.clock.mark("start")
+        streams = Streams(child.out_r, child.err_r, child.res_r, limits["max_output_bytes"])
         meter = JobMemory(pid, self.uid, limits["memory_mb"] << 10)
         deadline = started + limits["timeout_s"]
         prober = Prober(job["probe"], started) if job.get("probe") else None
@@ -664,18 +841,23 @@ class Worker:
             finally:
                 prober.stop.set()
                 prober.join()
+        self.clock.mark("run")
         self.kill_all()
         streams.drain()
         result = {"stdout": streams.text(1), "stderr": streams.text(2),
                   "stdout_truncated": streams.truncated[1], "stderr_truncated": streams.truncated[2],
-                  "duration_ms": (time.monotonic() - started) * 1000, "cpu_ms": streams.cpu_ms}
-        result.update(self.outcome(job, outcome, streams.wait_status, streams.result, limits))
+                  "duration_ms": (time.monotonic() - started) * 1000}
+        raw = streams.result
+        waited_us = PRE_JOB.unpack(raw[:PRE_JOB.size])[0] if len(raw) >= PRE_JOB.size else 0
+        result["cpu_ms"] = max(0.0, streams.cpu_ms - waited_us / 1000)
+        result.update(self.outcome(job, outcome, streams.wait_status, raw[PRE_JOB.size:], limits))
         if prober is not None:
             result["probe"] = prober.result
         if job["kind"] == "plot":
             result["imported"] = imported_modules(job["code"])
         else:
             result["files_out"], result["files_skipped"] = collect_files(workspace)
+        self.clock.mark("collect")
         return result
 
     def outcome(self, job: dict, outcome: str, wait_status: int, raw: bytes, limits: dict) -> dict:
@@ -729,12 +911,20 @@ class Worker:
             time.sleep(0.002)
 
     def clean_up(self) -> str:
-        """Empty every place a job could write (workspaces, /dev/shm, message queues, SysV IPC)
-        with coreutils' rm, which no depth, name or mode defeats; '' when clean, else what is left."""
+        """Empty every place a job could write (workspaces, /dev/shm, message queues, SysV IPC):
+        what a plot leaves (a workspace of a few files) with a few system calls, anything else
+        with coreutils' rm, which no depth, name or mode defeats; '' when clean, else what is left.
+        Either way, what is left afterwards is what is reported."""
         self.remove_ipc_objects()
         left = []
         for root in self.wipe:
             if not os.path.isdir(root):
+                continue
+            try:
+                there = [os.path.join(root, n) for n in os.listdir(root) if os.path.join(root, n) not in self.keep]
+            except OSError:
+                there = None
+            if there is not None and remove_small(there, os.lstat(root).st_dev):
                 continue
             command = ["find", root, "-mindepth", "1", "-maxdepth", "1"]
             for kept in sorted(self.keep):
@@ -778,6 +968,37 @@ class Worker:
         os.waitpid(pid, 0)
 
 
+SMALL_TREE_ENTRIES = 256  # what remove_small removes itself; more is left to rm
+
+
+def remove_small(paths: list[str], device: int) -> bool:
+    """Remove these files and directory trees ourselves if they are small and plain (a plot's
+    workspace: a few files), which spares a `find`/`rm` process per job; False at the first thing
+    that is not (many entries, a deep tree, another filesystem, a directory we cannot read or
+    remove): rm is then run on what is left. Every job process is dead by now: nothing moves."""
+    budget = SMALL_TREE_ENTRIES
+    stack = [(path, False) for path in paths]
+    while stack:
+        path, emptied = stack.pop()
+        try:
+            if emptied:
+                os.rmdir(path)
+                continue
+            budget -= 1
+            info = os.lstat(path)
+            if budget < 0 or info.st_dev != device:
+                return False
+            if not stat.S_ISDIR(info.st_mode):
+                os.unlink(path)
+                continue
+            stack.append((path, True))
+            with os.scandir(path) as entries:
+                stack += [(entry.path, False) for entry in entries]
+        except OSError:
+            return False
+    return True
+
+
 def ipc_objects() -> dict[str, list[int]]:
     """The ids of this IPC namespace's SysV objects (second column of /proc/sysvipc/*)."""
     found: dict[str, list[int]] = {}
@@ -804,9 +1025,13 @@ def child_result(raw: bytes) -> dict:
     if not isinstance(figures, list) or not all(valid_figure(f) for f in figures):
         return forged
     line = data.get("error_line")
+    timings = data.get("timings_ms") if isinstance(data.get("timings_ms"), dict) else {}
     return {"status": data["status"], "reason": str(data.get("reason", ""))[:300],
             "traceback": str(data.get("traceback", "")), "figures": figures,
-            "error_line": line if type(line) is int and line > 0 else None}
+            "error_line": line if type(line) is int and line > 0 else None,
+            # the script's own account of its time (informational: it could say anything here)
+            "timings_ms": {f"run.{key}": float(timings[key]) for key in ("script", "save")
+                           if type(timings.get(key)) in (int, float) and 0 <= timings[key] < 1e9}}
 
 
 def valid_figure(figure: object) -> bool:
@@ -1050,6 +1275,7 @@ def main() -> None:
     write_frame(protocol_out, {"hello": {
         "pid1": os.getpid() == 1, "uid": worker.uid, "network_isolated": network_isolated(),
         "python": sys.version.split()[0]}})
+    worker.prefork()
     while (message := read_frame(protocol_in)) is not None:
         try:
             result = worker.run_job(message["job"])
@@ -1061,6 +1287,8 @@ def main() -> None:
         write_frame(protocol_out, {"result": result})
         if worker.unclean:
             return  # never reused: the host starts a fresh worker
+        del message, result  # the next job's process must not find this one's answer in our memory
+        worker.prefork()
 
 
 if __name__ == "__main__":
