@@ -16,6 +16,7 @@ background timer that throws on every tick is not a response to the action, nor 
 from __future__ import annotations
 
 import io
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -26,6 +27,7 @@ from aesenv.interact.labeling import thumbnail
 from aesenv.interact.models import NEAR_PX, Action, Box, Labeling, Mark, MarkKind, Response
 from aesenv.render.inpage import in_page
 from aesenv.render.live import LivePage
+from aesenv.stages import stage
 
 SETTLE_MS = 600      # virtual time after an action for timers, transitions and frames to run
 HOLD_MS = 300        # how long a game key is held down
@@ -144,7 +146,8 @@ class Frame:
     @cached_property
     def jpeg_b64(self) -> str:
         """The thumbnail a record keeps."""
-        return thumbnail(self.image)
+        with stage("thumbnail"):
+            return thumbnail(self.image)
 
 
 @dataclass
@@ -215,6 +218,11 @@ class Actor:
     def __init__(self, live: LivePage) -> None:
         self.live = live
         self.idle_errors: set[str] = set()  # page errors seen while the page was left alone
+
+    async def _input(self, call: Awaitable[None]) -> None:
+        """A mouse or keyboard call on the page, bounded like every call on it."""
+        with stage("input"):
+            await self.live.bounded(call)
 
     async def _idle(self, ms: int) -> None:
         seen = len(self.live.page_errors)
@@ -288,7 +296,7 @@ class Actor:
             focused = await live.ask(_FOCUSED)
             if focused is not None and first_target.kind is not MarkKind.CANVAS:
                 exclude.append(Box.model_validate(focused).inflated(6))
-            await live.bounded(page.mouse.move(*first_point))
+            await self._input(page.mouse.move(*first_point))
         elif actions[0].kind == "key":
             keyed = next((m for m in labeling.marks if m.kind is MarkKind.CANVAS and
                           any(t.startswith("key") for t in m.listeners)), None)
@@ -306,12 +314,21 @@ class Actor:
         after = Frame(await live.screenshot())
         if after.png == before.png:
             after = before
+        with stage("diff"):
+            return Measured(self._response(before, after, idle_start, include, exclude, own, state_before,
+                                           state_after, errors_before), before, after, aims[-1][0])
+
+    def _response(self, before: Frame, after: Frame, idle_start: Frame | None, include: Box | None,
+                  exclude: list[Box], own: Box | None, state_before: dict, state_after: dict,
+                  errors_before: int) -> Response:
+        """What the action changed, from the frames and the observer's states around it."""
+        live = self.live
         change = _change_map(before, after)
         shape = before.shape
         mask = _region_mask(shape, include, exclude)
         near = mask & _region_mask(shape, own.inflated(NEAR_PX), []) if own is not None else mask
         own_mask = _region_mask(shape, own, []) if own is not None else None
-        response = Response(
+        return Response(
             mutations=0 if state_after["fresh"] else state_after["act"],
             idle_mutations=state_before["idle"],
             changed_px=_count(change, mask),
@@ -328,7 +345,6 @@ class Actor:
             reloaded=bool(state_after["fresh"]),
             new_errors=[e[:300] for e in live.page_errors[errors_before:] if e not in self.idle_errors][:5],
         )
-        return Measured(response, before, after, aims[-1][0])
 
     async def stray_click(self, away: list[int]) -> tuple[tuple[int, int], Response] | None:
         """Click a blank spot of the viewport (on no control, away from the region `away`) and
@@ -338,24 +354,30 @@ class Actor:
         if not (isinstance(spot, list) and len(spot) == 2):
             return None
         point = (int(spot[0]), int(spot[1]))
-        await live.bounded(live.page.mouse.move(*point))
+        await self._input(live.page.mouse.move(*point))
         idle_start, before, state_before = await self._left_alone(Action(kind="click"), SETTLE_MS)
         errors_before = len(live.page_errors)
         async with live.settles_navigation():
-            await live.bounded(live.page.mouse.click(*point))
+            await self._input(live.page.mouse.click(*point))
             await live.advance(SETTLE_MS)
         state_after = await live.ask(_OBSERVE, "idle")
         after = Frame(await live.screenshot())
+        with stage("diff"):
+            return point, self._stray_response(before, after, idle_start, state_before, state_after, errors_before)
+
+    def _stray_response(self, before: Frame, after: Frame, idle_start: Frame | None, state_before: dict,
+                        state_after: dict, errors_before: int) -> Response:
+        """What a click on blank space changed anywhere in the viewport."""
+        live = self.live
         change = _change_map(before, after)
         mask = _region_mask(before.shape, None, [])
-        response = Response(
+        return Response(
             mutations=0 if state_after["fresh"] else state_after["act"], idle_mutations=state_before["idle"],
             changed_px=_count(change, mask),
             idle_changed_px=0 if idle_start is None else _count(_change_map(idle_start, before), mask),
             change_box=_bounds(change, mask), region_px=int(np.count_nonzero(mask)), region="viewport",
             reloaded=bool(state_after["fresh"]),
             new_errors=[e[:300] for e in live.page_errors[errors_before:] if e not in self.idle_errors][:5])
-        return point, response
 
     async def _left_alone(self, action: Action, elapsed: int) -> tuple[Frame | None, Frame, dict]:
         """Let the page idle for `elapsed` and return the screenshot it started from (None when it
@@ -383,18 +405,18 @@ class Actor:
         if action.kind == "click" and target is not None and target.tag == "select":
             await live.ask(_CHOOSE_NEXT, target.index)
         elif action.kind == "click" and point is not None:
-            await live.bounded(page.mouse.click(*point))
+            await self._input(page.mouse.click(*point))
         elif action.kind == "type" and point is not None:
-            await live.bounded(page.mouse.click(*point))
-            await live.bounded(page.keyboard.press("ControlOrMeta+A"))
-            await live.bounded(page.keyboard.type(action.text))
+            await self._input(page.mouse.click(*point))
+            await self._input(page.keyboard.press("ControlOrMeta+A"))
+            await self._input(page.keyboard.type(action.text))
             if action.enter:
-                await live.bounded(page.keyboard.press("Enter"))
+                await self._input(page.keyboard.press("Enter"))
         elif action.kind == "key":
             for key in action.keys:
-                await live.bounded(page.keyboard.down(key))
+                await self._input(page.keyboard.down(key))
                 await live.advance(HOLD_MS)
-                await live.bounded(page.keyboard.up(key))
+                await self._input(page.keyboard.up(key))
         if action.kind in ("click", "type", "key"):
             await live.advance(SETTLE_MS)
         elif action.kind == "wait":

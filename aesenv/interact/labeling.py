@@ -18,6 +18,7 @@ from PIL import Image, ImageDraw, ImageFont
 from aesenv.interact.models import Labeling, Mark
 from aesenv.render.inpage import KEY, in_page
 from aesenv.render.live import LivePage
+from aesenv.stages import stage
 
 _LABEL_JS = in_page((resources.files("aesenv.interact") / "label.js").read_text())
 _GROUP = "aesenv-labeling"
@@ -59,6 +60,11 @@ async def _listened_nodes(live: LivePage) -> tuple[list[tuple[str, list[str]]], 
 
 async def label(live: LivePage, *, max_marks: int = MAX_MARKS) -> Labeling:
     """Number the interactable elements of the page as it is now (viewport coordinates)."""
+    with stage("label"):
+        return await _label(live, max_marks)
+
+
+async def _label(live: LivePage, max_marks: int) -> Labeling:
     cdp = live.cdp
     try:
         nodes, window_keys = await _listened_nodes(live)
