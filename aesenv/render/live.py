@@ -353,11 +353,19 @@ class LivePage:
         with stage("script"):
             return await self._on_current_document(lambda: world.evaluate(script, arg), timeout_s)
 
-    async def ask(self, script: str, arg: Any = None, timeout_s: float = 5.0) -> Any:
-        """Run one of our `in_page` scripts in our world and return its answer, read from JSON."""
-        world = self.world
+    async def ask(self, script: str, arg: Any = None, timeout_s: float = 5.0, *, more: list[dict] | None = None) -> Any:
+        """Run one of our `in_page` scripts in our world and return its answer, read from JSON.
+        `more`: further arguments, objects of the current document in our world; run again on a
+        new document (see `_on_current_document`), the script gets none of them, which were
+        the old document's."""
+        world, first = self.world, [True]
+
+        def call() -> Awaitable[Any]:
+            extra, first[0] = (more or []) if first[0] else [], False
+            return world.ask(script, arg, extra)
+
         with stage("script"):
-            return await self._on_current_document(lambda: world.ask(script, arg), timeout_s)
+            return await self._on_current_document(call, timeout_s)
 
     async def evaluate_in_page(self, script: str, arg: Any = None, timeout_s: float = 5.0) -> Any:
         """A script in the page's own world, for what only the page holds (a chart library's
