@@ -65,21 +65,29 @@ _OBSERVE = in_page("""(N, phase) => {
   o.phase = phase; o.idleCount = 0; o.actCount = 0;
   return out;
 }""")
-_PREPARE = in_page("""(N, [i, scroll]) => {
-  const el = (N.state.marks || [])[i];
-  if (!el || !N.isConnected(el)) return null;
+# The boxes of the marks `indices` (null for one gone or hidden), each with whether it lies wholly
+# in the viewport, the first scrolled into view first when `scroll` (and whether the page
+# scrolled), and the box of the element that has the focus: what an action aims with, in one call.
+_AIM = in_page("""(N, [indices, scroll]) => {
+  const marks = N.state.marks || [];
+  const element = (i) => { const el = marks[i]; return el && N.isConnected(el) ? el : null; };
   const from = N.viewport();
-  if (scroll) N.reveal(el);
-  const to = N.viewport(), r = N.box(el);
-  const scrolled = to.scrollX !== from.scrollX || to.scrollY !== from.scrollY;
-  const inside = r.left >= 0 && r.top >= 0 && r.left + r.width <= to.width && r.top + r.height <= to.height;
-  return r.width >= 1 && r.height >= 1 ? { x: r.left, y: r.top, w: r.width, h: r.height, scrolled, inside } : null;
-}""")
-_FOCUSED = in_page("""(N) => {
-  const el = N.activeElement(N.document);
-  if (!el || el === N.body(N.document) || el === N.root(N.document)) return null;
-  const r = N.box(el);
-  return { x: r.left, y: r.top, w: r.width, h: r.height };
+  if (scroll && indices.length && element(indices[0])) N.reveal(element(indices[0]));
+  const to = N.viewport();
+  const boxes = indices.map((i) => {
+    const el = element(i);
+    if (!el) return null;
+    const r = N.box(el);
+    const inside = r.left >= 0 && r.top >= 0 && r.left + r.width <= to.width && r.top + r.height <= to.height;
+    return r.width >= 1 && r.height >= 1 ? { x: r.left, y: r.top, w: r.width, h: r.height, inside } : null;
+  });
+  const active = N.activeElement(N.document);
+  let focused = null;
+  if (active && active !== N.body(N.document) && active !== N.root(N.document)) {
+    const r = N.box(active);
+    focused = { x: r.left, y: r.top, w: r.width, h: r.height };
+  }
+  return { boxes, focused, scrolled: to.scrollX !== from.scrollX || to.scrollY !== from.scrollY };
 }""")
 _CHOOSE_NEXT = in_page("""(N, i) => {
   const el = N.state.marks[i];
@@ -286,19 +294,21 @@ class Actor:
         await self.live.ask(_OBSERVE, "idle")
         await self._idle(idle_ms)
 
-    async def _target_box(self, index: int, scroll: bool = True) -> tuple[Box, bool]:
-        """The element's box and whether it lies wholly in the viewport. With `scroll` it is
-        scrolled into view first, and a page that scrolled gets a moment for its scroll handlers
-        (a sticky header, lazy content) before the box is read again."""
-        box = await self.live.ask(_PREPARE, [index, scroll])
-        if box is not None and box.pop("scrolled"):
+    async def _aim(self, indices: list[int], scroll: bool) -> tuple[list[tuple[Box, bool] | None], Box | None]:
+        """Each mark's box (None: gone or hidden) with whether it lies wholly in the viewport, and
+        the focused element's box, read in one call. With `scroll` the first mark is scrolled into
+        view first, and a page that scrolled gets a moment for its scroll handlers (a sticky
+        header, lazy content) before they are read again."""
+        found = await self.live.ask(_AIM, [indices, scroll])
+        if scroll and found["boxes"][0] is not None and found["scrolled"]:
             await self.live.advance(150)
-            box = await self.live.ask(_PREPARE, [index, False])
-        if box is None:
-            raise ActionFailed(f"element [{index}] is gone or hidden")
-        box.pop("scrolled", None)
-        inside = bool(box.pop("inside", False))
-        return Box.model_validate(box), inside
+            found = await self.live.ask(_AIM, [indices, False])
+        boxes: list[tuple[Box, bool] | None] = []
+        for box in found["boxes"]:
+            inside = bool(box.pop("inside", False)) if box is not None else False
+            boxes.append(None if box is None else (Box.model_validate(box), inside))
+        focused = found["focused"]
+        return boxes, Box.model_validate(focused) if focused is not None else None
 
     @staticmethod
     def _canvas(labeling: Labeling) -> Mark | None:
@@ -322,13 +332,22 @@ class Actor:
         include: Box | None = None
         own: Box | None = None  # the control itself, measured apart (see `Response.responded`)
         exclude: list[Box] = []
-        for position, action in enumerate(actions):
-            target = labeling.by_index(action.mark) if action.mark is not None else None
-            if action.mark is not None and target is None:
+        targets = [labeling.by_index(action.mark) if action.mark is not None else None for action in actions]
+        # The elements up to the first that is not labeled (an ActionFailed, once those before it were aimed at)
+        known = next((position for position, (action, target) in enumerate(zip(actions, targets))
+                      if action.mark is not None and target is None), len(actions))
+        indices = [target.index for target in targets[:known] if target is not None]
+        boxes, focused = await self._aim(indices, scroll=targets[0] is not None) if indices else ([], None)
+        unaimed = iter(boxes)
+        for position, (action, target) in enumerate(zip(actions, targets)):
+            if position == known:
                 raise ActionFailed(f"there is no element [{action.mark}]")
             point: tuple[float, float] | None = None
             if target is not None:
-                box, inside = await self._target_box(target.index, scroll=position == 0)
+                aimed = next(unaimed)
+                if aimed is None:
+                    raise ActionFailed(f"element [{target.index}] is gone or hidden")
+                box, inside = aimed
                 if position > 0 and not inside:
                     return None
                 point = (box.x + box.w / 2, box.y + box.h / 2)
@@ -344,9 +363,8 @@ class Actor:
         first_target, first_point = aims[0]
         if first_target is not None:
             # The element that loses focus to the first one restyles itself: not a response either.
-            focused = await live.ask(_FOCUSED)
             if focused is not None and first_target.kind is not MarkKind.CANVAS:
-                exclude.append(Box.model_validate(focused).inflated(6))
+                exclude.append(focused.inflated(6))
             await self._input(page.mouse.move(*first_point))
         elif actions[0].kind == "key":
             keyed = next((m for m in labeling.marks if m.kind is MarkKind.CANVAS and
