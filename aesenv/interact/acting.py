@@ -15,12 +15,13 @@ background timer that throws on every tick is not a response to the action, nor 
 
 from __future__ import annotations
 
+import asyncio
 import io
 import struct
 import zlib
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from functools import cached_property
+from typing import TypeVar
 
 import numpy as np
 from PIL import Image
@@ -35,6 +36,7 @@ SETTLE_MS = 600      # virtual time after an action for timers, transitions and 
 HOLD_MS = 300        # how long a game key is held down
 WAIT_MS = 1500
 PIXEL_THRESHOLD = 24  # per-channel difference that counts as a visible change
+T = TypeVar("T")
 
 # The actor's page calls read the page only through the natives `N` (aesenv/render/natives.js);
 # the marks are the labeled elements label.js keeps in `N.state.marks`.
@@ -178,35 +180,55 @@ def png_rgb(png: bytes) -> np.ndarray | None:
 
 
 class Frame:
-    """One viewport screenshot, decoded only when a comparison or a thumbnail needs its pixels."""
+    """One viewport screenshot, decoded only when a comparison or a thumbnail needs its pixels.
+    Each is worked out once per frame (by whichever thread asks first; the same either way)."""
 
     def __init__(self, png: bytes) -> None:
         self.png = png
+        self._shape: tuple[int, int] | None = None
+        self._pixels: np.ndarray | None = None
+        self._image: Image.Image | None = None
+        self._jpeg_b64: str | None = None
 
-    @cached_property
-    def image(self) -> Image.Image:
-        return Image.fromarray(self.pixels)
-
-    @cached_property
+    @property
     def shape(self) -> tuple[int, int]:
         """(height, width), read from the PNG's header."""
-        width, height = Image.open(io.BytesIO(self.png)).size
-        return height, width
+        if self._shape is None:
+            width, height = Image.open(io.BytesIO(self.png)).size
+            self._shape = height, width
+        return self._shape
 
-    @cached_property
+    @property
     def pixels(self) -> np.ndarray:
         """(height, width, 3) uint8 RGB."""
-        pixels = png_rgb(self.png)
-        if pixels is None:
-            image = Image.open(io.BytesIO(self.png))
-            pixels = np.asarray(image if image.mode == "RGB" else image.convert("RGB"))
-        return pixels
+        if self._pixels is None:
+            pixels = png_rgb(self.png)
+            if pixels is None:
+                image = Image.open(io.BytesIO(self.png))
+                pixels = np.asarray(image if image.mode == "RGB" else image.convert("RGB"))
+            self._pixels = pixels
+        return self._pixels
 
-    @cached_property
+    @property
+    def image(self) -> Image.Image:
+        if self._image is None:
+            self._image = Image.fromarray(self.pixels)
+        return self._image
+
+    @property
     def jpeg_b64(self) -> str:
         """The thumbnail a record keeps."""
-        with stage("thumbnail"):
-            return thumbnail(self.image)
+        if self._jpeg_b64 is None:
+            with stage("thumbnail"):
+                self._jpeg_b64 = thumbnail(self.image)
+        return self._jpeg_b64
+
+
+async def off_the_loop(work: Callable[[], T]) -> T:
+    """Pixel work (decoding, comparing, thumbnails) in a worker thread: zlib, numpy and Pillow
+    let go of the GIL while they work, so the event loop goes on serving the calls of the other
+    pages scored at the same time instead of waiting for one page's arithmetic."""
+    return await asyncio.to_thread(work)
 
 
 @dataclass
@@ -261,6 +283,47 @@ def _bounds(change: np.ndarray | None, mask: np.ndarray) -> list[int] | None:
     if not len(rows):
         return None
     return [int(cols[0]), int(rows[0]), int(cols[-1]) + 1, int(rows[-1]) + 1]
+
+
+def _response(before: Frame, after: Frame, idle_start: Frame | None, include: Box | None, exclude: list[Box],
+              own: Box | None, state_before: dict, state_after: dict, new_errors: list[str]) -> Response:
+    """What an action changed, from the frames and the observer's states around it."""
+    change = _change_map(before, after)
+    shape = before.shape
+    mask = _region_mask(shape, include, exclude)
+    near = mask & _region_mask(shape, own.inflated(NEAR_PX), []) if own is not None else mask
+    own_mask = _region_mask(shape, own, []) if own is not None else None
+    return Response(
+        mutations=0 if state_after["fresh"] else state_after["act"],
+        idle_mutations=state_before["idle"],
+        changed_px=_count(change, mask),
+        idle_changed_px=0 if idle_start is None else _count(_change_map(idle_start, before), mask),
+        own_changed_px=_count(change, own_mask) if own_mask is not None else 0,
+        own_px=int(np.count_nonzero(own_mask)) if own_mask is not None else 0,
+        near_changed_px=_count(change, near),
+        change_box=_bounds(change, mask),
+        control_box=[int(own.x), int(own.y), int(own.x + own.w), int(own.y + own.h)] if own is not None else None,
+        region_px=int(np.count_nonzero(mask)),
+        region="canvas" if include is not None else ("viewport minus the control" if exclude else "viewport"),
+        scrolled=abs(state_after["x"] - state_before["x"]) > 20 or abs(state_after["y"] - state_before["y"]) > 20,
+        hash_changed=state_after["hash"] != state_before["hash"],
+        reloaded=bool(state_after["fresh"]),
+        new_errors=new_errors,
+    )
+
+
+def _stray_response(before: Frame, after: Frame, idle_start: Frame | None, state_before: dict, state_after: dict,
+                    new_errors: list[str]) -> Response:
+    """What a click on blank space changed anywhere in the viewport."""
+    change = _change_map(before, after)
+    mask = _region_mask(before.shape, None, [])
+    return Response(
+        mutations=0 if state_after["fresh"] else state_after["act"], idle_mutations=state_before["idle"],
+        changed_px=_count(change, mask),
+        idle_changed_px=0 if idle_start is None else _count(_change_map(idle_start, before), mask),
+        change_box=_bounds(change, mask), region_px=int(np.count_nonzero(mask)), region="viewport",
+        reloaded=bool(state_after["fresh"]),
+        new_errors=new_errors)
 
 
 def duration_ms(action: Action) -> int:
@@ -383,37 +446,20 @@ class Actor:
         after = Frame(await live.screenshot())
         if after.png == before.png:
             after = before
-        with stage("diff"):
-            return Measured(self._response(before, after, idle_start, include, exclude, own, state_before,
-                                           state_after, errors_before), before, after, aims[-1][0])
+        new_errors = self._new_errors(errors_before)
 
-    def _response(self, before: Frame, after: Frame, idle_start: Frame | None, include: Box | None,
-                  exclude: list[Box], own: Box | None, state_before: dict, state_after: dict,
-                  errors_before: int) -> Response:
-        """What the action changed, from the frames and the observer's states around it."""
-        live = self.live
-        change = _change_map(before, after)
-        shape = before.shape
-        mask = _region_mask(shape, include, exclude)
-        near = mask & _region_mask(shape, own.inflated(NEAR_PX), []) if own is not None else mask
-        own_mask = _region_mask(shape, own, []) if own is not None else None
-        return Response(
-            mutations=0 if state_after["fresh"] else state_after["act"],
-            idle_mutations=state_before["idle"],
-            changed_px=_count(change, mask),
-            idle_changed_px=0 if idle_start is None else _count(_change_map(idle_start, before), mask),
-            own_changed_px=_count(change, own_mask) if own_mask is not None else 0,
-            own_px=int(np.count_nonzero(own_mask)) if own_mask is not None else 0,
-            near_changed_px=_count(change, near),
-            change_box=_bounds(change, mask),
-            control_box=[int(own.x), int(own.y), int(own.x + own.w), int(own.y + own.h)] if own is not None else None,
-            region_px=int(np.count_nonzero(mask)),
-            region="canvas" if include is not None else ("viewport minus the control" if exclude else "viewport"),
-            scrolled=abs(state_after["x"] - state_before["x"]) > 20 or abs(state_after["y"] - state_before["y"]) > 20,
-            hash_changed=state_after["hash"] != state_before["hash"],
-            reloaded=bool(state_after["fresh"]),
-            new_errors=[e[:300] for e in live.page_errors[errors_before:] if e not in self.idle_errors][:5],
-        )
+        def measure() -> Response:
+            with stage("diff"):
+                response = _response(before, after, idle_start, include, exclude, own, state_before, state_after,
+                                     new_errors)
+            _ = before.jpeg_b64, after.jpeg_b64  # the step's thumbnails, made here, off the loop
+            return response
+
+        return Measured(await off_the_loop(measure), before, after, aims[-1][0])
+
+    def _new_errors(self, since: int) -> list[str]:
+        """The page's errors since `since`, net of those it also throws left alone."""
+        return [e[:300] for e in self.live.page_errors[since:] if e not in self.idle_errors][:5]
 
     async def stray_click(self, away: list[int]) -> tuple[tuple[int, int], Response] | None:
         """Click a blank spot of the viewport (on no control, away from the region `away`) and
@@ -431,22 +477,13 @@ class Actor:
             await live.advance(SETTLE_MS)
         state_after = await live.ask(_OBSERVE, "idle")
         after = Frame(await live.screenshot())
-        with stage("diff"):
-            return point, self._stray_response(before, after, idle_start, state_before, state_after, errors_before)
+        new_errors = self._new_errors(errors_before)
 
-    def _stray_response(self, before: Frame, after: Frame, idle_start: Frame | None, state_before: dict,
-                        state_after: dict, errors_before: int) -> Response:
-        """What a click on blank space changed anywhere in the viewport."""
-        live = self.live
-        change = _change_map(before, after)
-        mask = _region_mask(before.shape, None, [])
-        return Response(
-            mutations=0 if state_after["fresh"] else state_after["act"], idle_mutations=state_before["idle"],
-            changed_px=_count(change, mask),
-            idle_changed_px=0 if idle_start is None else _count(_change_map(idle_start, before), mask),
-            change_box=_bounds(change, mask), region_px=int(np.count_nonzero(mask)), region="viewport",
-            reloaded=bool(state_after["fresh"]),
-            new_errors=[e[:300] for e in live.page_errors[errors_before:] if e not in self.idle_errors][:5])
+        def measure() -> Response:
+            with stage("diff"):
+                return _stray_response(before, after, idle_start, state_before, state_after, new_errors)
+
+        return point, await off_the_loop(measure)
 
     async def _left_alone(self, action: Action, elapsed: int) -> tuple[Frame | None, Frame, dict]:
         """Let the page idle for `elapsed` and return the screenshot it started from (None when it
