@@ -4,9 +4,10 @@ Code that does a channel's work names what it is doing (`with stage("screenshot"
 pipeline collects the stages of each channel it runs (`collecting`) into `timings_ms` as
 `channel.<name>.<stage>`, which `deterministic_view` leaves out with every other timing: wall
 time never enters what a record says about the answer, and nothing here changes what is done.
-A stage inside another counts as the outer one (labeling's page calls are labeling's time), so
-a channel's stages never add up to more than its time. Outside `collecting` a stage records
-nothing.
+A stage inside another counts as the outer one (labeling's page calls are labeling's time); work
+done in a worker thread while the page acts (a frame's thumbnail) is a stage of its own that
+overlaps the others, so a channel's stages can add up to a little more than its time. Outside
+`collecting` a stage records nothing.
 """
 
 from __future__ import annotations

@@ -437,6 +437,8 @@ class Actor:
 
         idle_start, before, state_before = await self._left_alone(actions[0], elapsed)
         errors_before = len(live.page_errors)
+        # The frame before is decoded and thumbnailed while the page acts (it is needed either way).
+        prepared = asyncio.ensure_future(off_the_loop(lambda: before.jpeg_b64))
 
         async with live.settles_navigation():
             for action, (target, point) in zip(actions, aims):
@@ -447,6 +449,7 @@ class Actor:
         if after.png == before.png:
             after = before
         new_errors = self._new_errors(errors_before)
+        await prepared  # done with `before` in its thread before another one reads it
 
         def measure() -> Response:
             with stage("diff"):
