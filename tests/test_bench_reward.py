@@ -22,6 +22,10 @@ async def test_the_profile_says_where_a_scores_time_goes():
     assert max(v for k, v in stages.items() if k.startswith("channel.")) <= stages["channels"] + 1.0
     assert stages["render"] <= stages["total"] and stages["channels"] <= stages["total"]
     assert all(0 <= share <= 1 for share in profile["share_of_total"].values())
+    # the interactive channel's time by kind of work (`aesenv.stages`), each within the channel's
+    assert {"channel.interactive.label", "channel.interactive.screenshot", "channel.interactive.clock",
+            "channel.interactive.script", "channel.interactive.diff"} <= set(stages)
+    assert all(v <= stages["channel.interactive"] for k, v in stages.items() if k.startswith("channel.interactive."))
 
 
 async def test_no_profile_unless_asked():

@@ -291,3 +291,53 @@ async def test_a_form_in_one_view_is_measured_once_and_a_taller_one_field_by_fie
         assert [s.verdict.reason for s in typed] == [f"typed; {reason}"] * 2, report.steps
         assert submit.target == "#send" and submit.verdict.score == (1 if works else 0), submit.verdict
     assert not short.steps[0].response and short.steps[0].before_jpeg_b64  # one measurement, on the submit
+
+
+def _png(rows: bytes, width: int, height: int) -> bytes:
+    """An 8-bit RGB PNG of already filtered rows (each starting with its filter byte)."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows, 1)) + chunk(b"IEND", b"")
+
+
+def _decoded(png: bytes):
+    import io
+
+    import numpy as np
+    from PIL import Image
+    return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
+
+
+def test_the_fast_png_decoder_gives_the_pixels_any_decoder_gives():
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    from aesenv.interact.acting import Frame, png_rgb
+    rng = np.random.default_rng(0)
+    pixels = rng.integers(0, 256, (37, 23, 3), dtype=np.uint8)
+    flat = pixels.reshape(37, 69)
+    up = np.vstack([flat[:1], flat[1:] - flat[:-1]])  # uint8: mod 256, as the Up filter writes it
+    for filtered, kind in ((up, 2), (flat, 0)):
+        png = _png(np.hstack([np.full((37, 1), kind, np.uint8), filtered]).tobytes(), 23, 37)
+        assert (_decoded(png) == pixels).all()  # the test's PNG is a valid one
+        assert (png_rgb(png) == pixels).all() and (Frame(png).pixels == pixels).all()
+    # Other PNGs (Pillow's adaptive filters, an alpha channel) are decoded in full, to the same pixels.
+    for mode in ("RGB", "RGBA"):
+        out = io.BytesIO()
+        Image.fromarray(pixels).convert(mode).save(out, "PNG")
+        assert png_rgb(out.getvalue()) is None and (Frame(out.getvalue()).pixels == pixels).all()
+
+
+async def test_a_live_screenshot_decodes_fast_to_the_same_pixels(renderer):
+    from aesenv.interact.acting import Frame, png_rgb
+    async with renderer.session(STILL_PAGE) as (_, live):
+        png = await live.screenshot()
+    fast = png_rgb(png)
+    assert fast is not None and fast.shape == (*Frame(png).shape, 3)  # Chromium's fast PNGs take the fast way
+    assert (fast == _decoded(png)).all() and (Frame(png).image.tobytes() == _decoded(png).tobytes())

@@ -45,7 +45,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # foundation: data types and small utilities
     ("aesenv.version", "aesenv.paths", "aesenv.jsonl", "aesenv.text", "aesenv.colour", "aesenv.memo",
      "aesenv.quoting", "aesenv.procfs", "aesenv.registry", "aesenv.specs", "aesenv.sysdeps", "aesenv.artifact",
-     "aesenv.tasks", "aesenv.models"),
+     "aesenv.tasks", "aesenv.models", "aesenv.stages"),
     # machinery with no notion of a reward: sandboxes, the browser, the linter, model clients, node tools
     ("aesenv.sandbox", "aesenv.render", "aesenv.lint", "aesenv.llm", "aesenv.node"),
     # the channel contract

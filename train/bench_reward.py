@@ -11,7 +11,9 @@ and its children (browser, driver) used, so an idle core during a batch shows.
 
 With `--profile`, the same answers are scored once more through the same shared pipeline, one at
 a time, and `profile` says where a score's time goes: the median of each of the records'
-`timings_ms` stages (extract, render, each `channel.<name>`, total). One at a time, so a stage's
+`timings_ms` stages (extract, render, each `channel.<name>`, total), with each channel's time by
+kind of work where it names it (`channel.interactive.screenshot`, `.label`, `.clock`, `.script`,
+`.input`, `.navigation`, `.diff`, `.thumbnail`: see `aesenv.stages`). One at a time, so a stage's
 time is its own, not its wait for a core.
 """
 

@@ -15,9 +15,13 @@ background timer that throws on every tick is not a response to the action, nor 
 
 from __future__ import annotations
 
+import asyncio
 import io
+import struct
+import zlib
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from functools import cached_property
+from typing import TypeVar
 
 import numpy as np
 from PIL import Image
@@ -26,11 +30,13 @@ from aesenv.interact.labeling import thumbnail
 from aesenv.interact.models import NEAR_PX, Action, Box, Labeling, Mark, MarkKind, Response
 from aesenv.render.inpage import in_page
 from aesenv.render.live import LivePage
+from aesenv.stages import stage
 
 SETTLE_MS = 600      # virtual time after an action for timers, transitions and frames to run
 HOLD_MS = 300        # how long a game key is held down
 WAIT_MS = 1500
 PIXEL_THRESHOLD = 24  # per-channel difference that counts as a visible change
+T = TypeVar("T")
 
 # The actor's page calls read the page only through the natives `N` (aesenv/render/natives.js);
 # the marks are the labeled elements label.js keeps in `N.state.marks`.
@@ -61,21 +67,29 @@ _OBSERVE = in_page("""(N, phase) => {
   o.phase = phase; o.idleCount = 0; o.actCount = 0;
   return out;
 }""")
-_PREPARE = in_page("""(N, [i, scroll]) => {
-  const el = (N.state.marks || [])[i];
-  if (!el || !N.isConnected(el)) return null;
+# The boxes of the marks `indices` (null for one gone or hidden), each with whether it lies wholly
+# in the viewport, the first scrolled into view first when `scroll` (and whether the page
+# scrolled), and the box of the element that has the focus: what an action aims with, in one call.
+_AIM = in_page("""(N, [indices, scroll]) => {
+  const marks = N.state.marks || [];
+  const element = (i) => { const el = marks[i]; return el && N.isConnected(el) ? el : null; };
   const from = N.viewport();
-  if (scroll) N.reveal(el);
-  const to = N.viewport(), r = N.box(el);
-  const scrolled = to.scrollX !== from.scrollX || to.scrollY !== from.scrollY;
-  const inside = r.left >= 0 && r.top >= 0 && r.left + r.width <= to.width && r.top + r.height <= to.height;
-  return r.width >= 1 && r.height >= 1 ? { x: r.left, y: r.top, w: r.width, h: r.height, scrolled, inside } : null;
-}""")
-_FOCUSED = in_page("""(N) => {
-  const el = N.activeElement(N.document);
-  if (!el || el === N.body(N.document) || el === N.root(N.document)) return null;
-  const r = N.box(el);
-  return { x: r.left, y: r.top, w: r.width, h: r.height };
+  if (scroll && indices.length && element(indices[0])) N.reveal(element(indices[0]));
+  const to = N.viewport();
+  const boxes = indices.map((i) => {
+    const el = element(i);
+    if (!el) return null;
+    const r = N.box(el);
+    const inside = r.left >= 0 && r.top >= 0 && r.left + r.width <= to.width && r.top + r.height <= to.height;
+    return r.width >= 1 && r.height >= 1 ? { x: r.left, y: r.top, w: r.width, h: r.height, inside } : null;
+  });
+  const active = N.activeElement(N.document);
+  let focused = null;
+  if (active && active !== N.body(N.document) && active !== N.root(N.document)) {
+    const r = N.box(active);
+    focused = { x: r.left, y: r.top, w: r.width, h: r.height };
+  }
+  return { boxes, focused, scrolled: to.scrollX !== from.scrollX || to.scrollY !== from.scrollY };
 }""")
 _CHOOSE_NEXT = in_page("""(N, i) => {
   const el = N.state.marks[i];
@@ -120,31 +134,101 @@ class ActionFailed(RuntimeError):
     """The action could not be performed (its element is gone or hidden): not a verdict."""
 
 
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+_RGB8 = (8, 2, 0, 0, 0)  # IHDR after the size: 8 bits, truecolour, deflate, adaptive filters, not interlaced
+_NO_FILTER, _UP = 0, 2
+
+
+def png_rgb(png: bytes) -> np.ndarray | None:
+    """The pixels of a PNG as Chromium's fast screenshots write it (8-bit RGB, every row filtered
+    `Up`, or none), (height, width, 3) uint8, exactly as any decoder gives them; None for any
+    other PNG (decode it in full). Undoing `Up` is one vector add per row: about half of what
+    a general decoder costs, and a screenshot is decoded on every compared action."""
+    if not png.startswith(_PNG_SIGNATURE):
+        return None
+    header: tuple[int, ...] | None = None
+    data: list[bytes] = []
+    at = len(_PNG_SIGNATURE)
+    while at + 8 <= len(png):
+        length, kind = struct.unpack(">I4s", png[at:at + 8])
+        if kind == b"IHDR":
+            header = struct.unpack(">IIBBBBB", png[at + 8:at + 8 + length])
+        elif kind == b"IDAT":
+            data.append(png[at + 8:at + 8 + length])
+        elif kind == b"IEND":
+            break
+        at += 12 + length
+    if header is None or header[2:] != _RGB8:
+        return None
+    width, height = header[0], header[1]
+    size = height * (1 + 3 * width)
+    try:
+        raw = zlib.decompressobj().decompress(b"".join(data), size + 1)
+    except zlib.error:
+        return None
+    if len(raw) != size:
+        return None
+    rows = np.frombuffer(raw, np.uint8).reshape(height, 1 + 3 * width)
+    filters = rows[:, 0]
+    pixels = rows[:, 1:].copy()
+    if (filters == _UP).all():
+        for y in range(1, height):  # each row is the difference from the one above, mod 256
+            np.add(pixels[y], pixels[y - 1], out=pixels[y])
+    elif not (filters == _NO_FILTER).all():
+        return None
+    return pixels.reshape(height, width, 3)
+
+
 class Frame:
-    """One viewport screenshot, decoded only when a comparison or a thumbnail needs its pixels."""
+    """One viewport screenshot, decoded only when a comparison or a thumbnail needs its pixels.
+    Each is worked out once per frame (by whichever thread asks first; the same either way)."""
 
     def __init__(self, png: bytes) -> None:
         self.png = png
+        self._shape: tuple[int, int] | None = None
+        self._pixels: np.ndarray | None = None
+        self._image: Image.Image | None = None
+        self._jpeg_b64: str | None = None
 
-    @cached_property
-    def image(self) -> Image.Image:
-        image = Image.open(io.BytesIO(self.png))
-        return image if image.mode == "RGB" else image.convert("RGB")  # Chromium's PNGs are RGB: no copy
-
-    @cached_property
+    @property
     def shape(self) -> tuple[int, int]:
         """(height, width), read from the PNG's header."""
-        width, height = Image.open(io.BytesIO(self.png)).size
-        return height, width
+        if self._shape is None:
+            width, height = Image.open(io.BytesIO(self.png)).size
+            self._shape = height, width
+        return self._shape
 
-    @cached_property
+    @property
     def pixels(self) -> np.ndarray:
-        return np.asarray(self.image)
+        """(height, width, 3) uint8 RGB."""
+        if self._pixels is None:
+            pixels = png_rgb(self.png)
+            if pixels is None:
+                image = Image.open(io.BytesIO(self.png))
+                pixels = np.asarray(image if image.mode == "RGB" else image.convert("RGB"))
+            self._pixels = pixels
+        return self._pixels
 
-    @cached_property
+    @property
+    def image(self) -> Image.Image:
+        if self._image is None:
+            self._image = Image.fromarray(self.pixels)
+        return self._image
+
+    @property
     def jpeg_b64(self) -> str:
         """The thumbnail a record keeps."""
-        return thumbnail(self.image)
+        if self._jpeg_b64 is None:
+            with stage("thumbnail"):
+                self._jpeg_b64 = thumbnail(self.image)
+        return self._jpeg_b64
+
+
+async def off_the_loop(work: Callable[[], T]) -> T:
+    """Pixel work (decoding, comparing, thumbnails) in a worker thread: zlib, numpy and Pillow
+    let go of the GIL while they work, so the event loop goes on serving the calls of the other
+    pages scored at the same time instead of waiting for one page's arithmetic."""
+    return await asyncio.to_thread(work)
 
 
 @dataclass
@@ -201,6 +285,47 @@ def _bounds(change: np.ndarray | None, mask: np.ndarray) -> list[int] | None:
     return [int(cols[0]), int(rows[0]), int(cols[-1]) + 1, int(rows[-1]) + 1]
 
 
+def _response(before: Frame, after: Frame, idle_start: Frame | None, include: Box | None, exclude: list[Box],
+              own: Box | None, state_before: dict, state_after: dict, new_errors: list[str]) -> Response:
+    """What an action changed, from the frames and the observer's states around it."""
+    change = _change_map(before, after)
+    shape = before.shape
+    mask = _region_mask(shape, include, exclude)
+    near = mask & _region_mask(shape, own.inflated(NEAR_PX), []) if own is not None else mask
+    own_mask = _region_mask(shape, own, []) if own is not None else None
+    return Response(
+        mutations=0 if state_after["fresh"] else state_after["act"],
+        idle_mutations=state_before["idle"],
+        changed_px=_count(change, mask),
+        idle_changed_px=0 if idle_start is None else _count(_change_map(idle_start, before), mask),
+        own_changed_px=_count(change, own_mask) if own_mask is not None else 0,
+        own_px=int(np.count_nonzero(own_mask)) if own_mask is not None else 0,
+        near_changed_px=_count(change, near),
+        change_box=_bounds(change, mask),
+        control_box=[int(own.x), int(own.y), int(own.x + own.w), int(own.y + own.h)] if own is not None else None,
+        region_px=int(np.count_nonzero(mask)),
+        region="canvas" if include is not None else ("viewport minus the control" if exclude else "viewport"),
+        scrolled=abs(state_after["x"] - state_before["x"]) > 20 or abs(state_after["y"] - state_before["y"]) > 20,
+        hash_changed=state_after["hash"] != state_before["hash"],
+        reloaded=bool(state_after["fresh"]),
+        new_errors=new_errors,
+    )
+
+
+def _stray_response(before: Frame, after: Frame, idle_start: Frame | None, state_before: dict, state_after: dict,
+                    new_errors: list[str]) -> Response:
+    """What a click on blank space changed anywhere in the viewport."""
+    change = _change_map(before, after)
+    mask = _region_mask(before.shape, None, [])
+    return Response(
+        mutations=0 if state_after["fresh"] else state_after["act"], idle_mutations=state_before["idle"],
+        changed_px=_count(change, mask),
+        idle_changed_px=0 if idle_start is None else _count(_change_map(idle_start, before), mask),
+        change_box=_bounds(change, mask), region_px=int(np.count_nonzero(mask)), region="viewport",
+        reloaded=bool(state_after["fresh"]),
+        new_errors=new_errors)
+
+
 def duration_ms(action: Action) -> int:
     if action.kind == "key":
         return len(action.keys) * HOLD_MS + SETTLE_MS
@@ -216,6 +341,11 @@ class Actor:
         self.live = live
         self.idle_errors: set[str] = set()  # page errors seen while the page was left alone
 
+    async def _input(self, call: Awaitable[None]) -> None:
+        """A mouse or keyboard call on the page, bounded like every call on it."""
+        with stage("input"):
+            await self.live.bounded(call)
+
     async def _idle(self, ms: int) -> None:
         seen = len(self.live.page_errors)
         await self.live.advance(ms)
@@ -227,19 +357,21 @@ class Actor:
         await self.live.ask(_OBSERVE, "idle")
         await self._idle(idle_ms)
 
-    async def _target_box(self, index: int, scroll: bool = True) -> tuple[Box, bool]:
-        """The element's box and whether it lies wholly in the viewport. With `scroll` it is
-        scrolled into view first, and a page that scrolled gets a moment for its scroll handlers
-        (a sticky header, lazy content) before the box is read again."""
-        box = await self.live.ask(_PREPARE, [index, scroll])
-        if box is not None and box.pop("scrolled"):
+    async def _aim(self, indices: list[int], scroll: bool) -> tuple[list[tuple[Box, bool] | None], Box | None]:
+        """Each mark's box (None: gone or hidden) with whether it lies wholly in the viewport, and
+        the focused element's box, read in one call. With `scroll` the first mark is scrolled into
+        view first, and a page that scrolled gets a moment for its scroll handlers (a sticky
+        header, lazy content) before they are read again."""
+        found = await self.live.ask(_AIM, [indices, scroll])
+        if scroll and found["boxes"][0] is not None and found["scrolled"]:
             await self.live.advance(150)
-            box = await self.live.ask(_PREPARE, [index, False])
-        if box is None:
-            raise ActionFailed(f"element [{index}] is gone or hidden")
-        box.pop("scrolled", None)
-        inside = bool(box.pop("inside", False))
-        return Box.model_validate(box), inside
+            found = await self.live.ask(_AIM, [indices, False])
+        boxes: list[tuple[Box, bool] | None] = []
+        for box in found["boxes"]:
+            inside = bool(box.pop("inside", False)) if box is not None else False
+            boxes.append(None if box is None else (Box.model_validate(box), inside))
+        focused = found["focused"]
+        return boxes, Box.model_validate(focused) if focused is not None else None
 
     @staticmethod
     def _canvas(labeling: Labeling) -> Mark | None:
@@ -263,13 +395,22 @@ class Actor:
         include: Box | None = None
         own: Box | None = None  # the control itself, measured apart (see `Response.responded`)
         exclude: list[Box] = []
-        for position, action in enumerate(actions):
-            target = labeling.by_index(action.mark) if action.mark is not None else None
-            if action.mark is not None and target is None:
+        targets = [labeling.by_index(action.mark) if action.mark is not None else None for action in actions]
+        # The elements up to the first that is not labeled (an ActionFailed, once those before it were aimed at)
+        known = next((position for position, (action, target) in enumerate(zip(actions, targets))
+                      if action.mark is not None and target is None), len(actions))
+        indices = [target.index for target in targets[:known] if target is not None]
+        boxes, focused = await self._aim(indices, scroll=targets[0] is not None) if indices else ([], None)
+        unaimed = iter(boxes)
+        for position, (action, target) in enumerate(zip(actions, targets)):
+            if position == known:
                 raise ActionFailed(f"there is no element [{action.mark}]")
             point: tuple[float, float] | None = None
             if target is not None:
-                box, inside = await self._target_box(target.index, scroll=position == 0)
+                aimed = next(unaimed)
+                if aimed is None:
+                    raise ActionFailed(f"element [{target.index}] is gone or hidden")
+                box, inside = aimed
                 if position > 0 and not inside:
                     return None
                 point = (box.x + box.w / 2, box.y + box.h / 2)
@@ -285,10 +426,9 @@ class Actor:
         first_target, first_point = aims[0]
         if first_target is not None:
             # The element that loses focus to the first one restyles itself: not a response either.
-            focused = await live.ask(_FOCUSED)
             if focused is not None and first_target.kind is not MarkKind.CANVAS:
-                exclude.append(Box.model_validate(focused).inflated(6))
-            await live.bounded(page.mouse.move(*first_point))
+                exclude.append(focused.inflated(6))
+            await self._input(page.mouse.move(*first_point))
         elif actions[0].kind == "key":
             keyed = next((m for m in labeling.marks if m.kind is MarkKind.CANVAS and
                           any(t.startswith("key") for t in m.listeners)), None)
@@ -297,6 +437,8 @@ class Actor:
 
         idle_start, before, state_before = await self._left_alone(actions[0], elapsed)
         errors_before = len(live.page_errors)
+        # The frame before is decoded and thumbnailed while the page acts (it is needed either way).
+        prepared = asyncio.ensure_future(off_the_loop(lambda: before.jpeg_b64))
 
         async with live.settles_navigation():
             for action, (target, point) in zip(actions, aims):
@@ -306,29 +448,21 @@ class Actor:
         after = Frame(await live.screenshot())
         if after.png == before.png:
             after = before
-        change = _change_map(before, after)
-        shape = before.shape
-        mask = _region_mask(shape, include, exclude)
-        near = mask & _region_mask(shape, own.inflated(NEAR_PX), []) if own is not None else mask
-        own_mask = _region_mask(shape, own, []) if own is not None else None
-        response = Response(
-            mutations=0 if state_after["fresh"] else state_after["act"],
-            idle_mutations=state_before["idle"],
-            changed_px=_count(change, mask),
-            idle_changed_px=0 if idle_start is None else _count(_change_map(idle_start, before), mask),
-            own_changed_px=_count(change, own_mask) if own_mask is not None else 0,
-            own_px=int(np.count_nonzero(own_mask)) if own_mask is not None else 0,
-            near_changed_px=_count(change, near),
-            change_box=_bounds(change, mask),
-            control_box=[int(own.x), int(own.y), int(own.x + own.w), int(own.y + own.h)] if own is not None else None,
-            region_px=int(np.count_nonzero(mask)),
-            region="canvas" if include is not None else ("viewport minus the control" if exclude else "viewport"),
-            scrolled=abs(state_after["x"] - state_before["x"]) > 20 or abs(state_after["y"] - state_before["y"]) > 20,
-            hash_changed=state_after["hash"] != state_before["hash"],
-            reloaded=bool(state_after["fresh"]),
-            new_errors=[e[:300] for e in live.page_errors[errors_before:] if e not in self.idle_errors][:5],
-        )
-        return Measured(response, before, after, aims[-1][0])
+        new_errors = self._new_errors(errors_before)
+        await prepared  # done with `before` in its thread before another one reads it
+
+        def measure() -> Response:
+            with stage("diff"):
+                response = _response(before, after, idle_start, include, exclude, own, state_before, state_after,
+                                     new_errors)
+            _ = before.jpeg_b64, after.jpeg_b64  # the step's thumbnails, made here, off the loop
+            return response
+
+        return Measured(await off_the_loop(measure), before, after, aims[-1][0])
+
+    def _new_errors(self, since: int) -> list[str]:
+        """The page's errors since `since`, net of those it also throws left alone."""
+        return [e[:300] for e in self.live.page_errors[since:] if e not in self.idle_errors][:5]
 
     async def stray_click(self, away: list[int]) -> tuple[tuple[int, int], Response] | None:
         """Click a blank spot of the viewport (on no control, away from the region `away`) and
@@ -338,24 +472,21 @@ class Actor:
         if not (isinstance(spot, list) and len(spot) == 2):
             return None
         point = (int(spot[0]), int(spot[1]))
-        await live.bounded(live.page.mouse.move(*point))
+        await self._input(live.page.mouse.move(*point))
         idle_start, before, state_before = await self._left_alone(Action(kind="click"), SETTLE_MS)
         errors_before = len(live.page_errors)
         async with live.settles_navigation():
-            await live.bounded(live.page.mouse.click(*point))
+            await self._input(live.page.mouse.click(*point))
             await live.advance(SETTLE_MS)
         state_after = await live.ask(_OBSERVE, "idle")
         after = Frame(await live.screenshot())
-        change = _change_map(before, after)
-        mask = _region_mask(before.shape, None, [])
-        response = Response(
-            mutations=0 if state_after["fresh"] else state_after["act"], idle_mutations=state_before["idle"],
-            changed_px=_count(change, mask),
-            idle_changed_px=0 if idle_start is None else _count(_change_map(idle_start, before), mask),
-            change_box=_bounds(change, mask), region_px=int(np.count_nonzero(mask)), region="viewport",
-            reloaded=bool(state_after["fresh"]),
-            new_errors=[e[:300] for e in live.page_errors[errors_before:] if e not in self.idle_errors][:5])
-        return point, response
+        new_errors = self._new_errors(errors_before)
+
+        def measure() -> Response:
+            with stage("diff"):
+                return _stray_response(before, after, idle_start, state_before, state_after, new_errors)
+
+        return point, await off_the_loop(measure)
 
     async def _left_alone(self, action: Action, elapsed: int) -> tuple[Frame | None, Frame, dict]:
         """Let the page idle for `elapsed` and return the screenshot it started from (None when it
@@ -383,18 +514,18 @@ class Actor:
         if action.kind == "click" and target is not None and target.tag == "select":
             await live.ask(_CHOOSE_NEXT, target.index)
         elif action.kind == "click" and point is not None:
-            await live.bounded(page.mouse.click(*point))
+            await self._input(page.mouse.click(*point))
         elif action.kind == "type" and point is not None:
-            await live.bounded(page.mouse.click(*point))
-            await live.bounded(page.keyboard.press("ControlOrMeta+A"))
-            await live.bounded(page.keyboard.type(action.text))
+            await self._input(page.mouse.click(*point))
+            await self._input(page.keyboard.press("ControlOrMeta+A"))
+            await self._input(page.keyboard.type(action.text))
             if action.enter:
-                await live.bounded(page.keyboard.press("Enter"))
+                await self._input(page.keyboard.press("Enter"))
         elif action.kind == "key":
             for key in action.keys:
-                await live.bounded(page.keyboard.down(key))
+                await self._input(page.keyboard.down(key))
                 await live.advance(HOLD_MS)
-                await live.bounded(page.keyboard.up(key))
+                await self._input(page.keyboard.up(key))
         if action.kind in ("click", "type", "key"):
             await live.advance(SETTLE_MS)
         elif action.kind == "wait":

@@ -9,64 +9,80 @@ screenshot with Pillow; the page is never modified, so what is judged is what th
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import io
+from collections.abc import Awaitable, Callable
 from importlib import resources
+from typing import Any
 
 from PIL import Image, ImageDraw, ImageFont
 
 from aesenv.interact.models import Labeling, Mark
 from aesenv.render.inpage import KEY, in_page
 from aesenv.render.live import LivePage
+from aesenv.stages import stage
 
 _LABEL_JS = in_page((resources.files("aesenv.interact") / "label.js").read_text())
 _GROUP = "aesenv-labeling"
 # Event types that make an element a control; keys on window/document/body mark a game page.
 _RELEVANT = frozenset({"click", "mousedown", "mouseup", "pointerdown", "pointerup", "touchstart", "dblclick",
                        "keydown", "keyup", "keypress", "input", "change", "submit"})
-# (node, types, node, types, ...) => kept as `N.state.listened` for label.js, in our world.
-_STORE_LISTENED = f"""function(...pairs) {{
+# label.js, given the nodes with listeners as (node, types, node, types, ...) after its options:
+# kept as `N.state.listened` for it, in our world, in the same call.
+_LABEL_WITH_LISTENED = f"""function (arg, ...pairs) {{
   const N = globalThis.{KEY};
   const map = new N.Map();
   for (let i = 0; i < pairs.length; i += 2) map.set(pairs[i], pairs[i + 1]);
   N.state.listened = map;
+  return ({_LABEL_JS})(arg);
 }}"""
 MAX_MARKS = 60
 MAX_SCAN = 4000
 MAX_LISTENED_NODES = 400
 
 
+async def _together(*calls: Callable[[], Awaitable[Any]]) -> list[Any]:
+    """Protocol calls that do not wait on each other, sent at once: one wait, not one each."""
+    return list(await asyncio.gather(*(call() for call in calls)))
+
+
 async def _listened_nodes(live: LivePage) -> tuple[list[tuple[str, list[str]]], list[str]]:
     """(objectId, event types) for every node with a relevant listener, and window's key events."""
     cdp = live.cdp
-    doc = await live.bounded(cdp.send("Runtime.evaluate", {"expression": "document", "objectGroup": _GROUP}))
-    found = await live.bounded(cdp.send("DOMDebugger.getEventListeners", {
-        "objectId": doc["result"]["objectId"], "depth": -1, "pierce": True}))
+    doc, win = await live.bounded(_together(
+        lambda: cdp.send("Runtime.evaluate", {"expression": "document", "objectGroup": _GROUP}),
+        lambda: cdp.send("Runtime.evaluate", {"expression": "window", "objectGroup": _GROUP})))
+    found, on_window = await live.bounded(_together(
+        lambda: cdp.send("DOMDebugger.getEventListeners", {
+            "objectId": doc["result"]["objectId"], "depth": -1, "pierce": True}),
+        lambda: cdp.send("DOMDebugger.getEventListeners", {"objectId": win["result"]["objectId"]})))
     by_node: dict[int, set[str]] = {}
     for listener in found.get("listeners", []):
         node = listener.get("backendNodeId")
         if node and listener["type"] in _RELEVANT:
             by_node.setdefault(node, set()).add(listener["type"])
-    nodes = []
-    for backend_id in sorted(by_node)[:MAX_LISTENED_NODES]:
-        object_id = await live.bounded(live.world.resolve(backend_id, _GROUP))
-        nodes.append((object_id, sorted(by_node[backend_id])))
-    win = await live.bounded(cdp.send("Runtime.evaluate", {"expression": "window", "objectGroup": _GROUP}))
-    on_window = await live.bounded(cdp.send("DOMDebugger.getEventListeners", {"objectId": win["result"]["objectId"]}))
+    listened = sorted(by_node)[:MAX_LISTENED_NODES]
+    world = live.world
+    await live.bounded(world.context())  # made once, before the nodes are resolved into it at once
+    object_ids = await live.bounded(_together(*(
+        lambda backend_id=backend_id: world.resolve(backend_id, _GROUP) for backend_id in listened)))
     window_keys = sorted({entry["type"] for entry in on_window.get("listeners", []) if entry["type"].startswith("key")})
-    return nodes, window_keys
+    return [(object_id, sorted(by_node[backend_id])) for object_id, backend_id in zip(object_ids, listened)], window_keys
 
 
 async def label(live: LivePage, *, max_marks: int = MAX_MARKS) -> Labeling:
     """Number the interactable elements of the page as it is now (viewport coordinates)."""
+    with stage("label"):
+        return await _label(live, max_marks)
+
+
+async def _label(live: LivePage, max_marks: int) -> Labeling:
     cdp = live.cdp
     try:
         nodes, window_keys = await _listened_nodes(live)
-        args = [item for object_id, types in nodes for item in ({"objectId": object_id}, {"value": types})]
-        context = await live.bounded(live.world.context())
-        await live.bounded(cdp.send("Runtime.callFunctionOn", {
-            "functionDeclaration": _STORE_LISTENED, "executionContextId": context, "arguments": args}))
-        found = await live.ask(_LABEL_JS, {"maxMarks": max_marks, "maxScan": MAX_SCAN})
+        pairs = [item for object_id, types in nodes for item in ({"objectId": object_id}, {"value": types})]
+        found = await live.ask(_LABEL_WITH_LISTENED, {"maxMarks": max_marks, "maxScan": MAX_SCAN}, more=pairs)
     finally:
         await live.bounded(cdp.send("Runtime.releaseObjectGroup", {"objectGroup": _GROUP}))
     marks = [Mark.model_validate(m) for m in found["marks"]]

@@ -23,7 +23,7 @@ of a world script is ours.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from importlib import resources
 from typing import Any
 
@@ -101,13 +101,14 @@ class World:
             raise WorldScriptError(f"our page script threw: {str(with_text)[:500]}")
         return answer.get("result", {}).get("value")
 
-    async def evaluate(self, function: str, arg: Any = None) -> Any:
-        """Run `function(arg)` in our world; `arg` and the answer cross by value (JSON)."""
-        return await self._call(await self.context(), function, [{"value": arg}])
+    async def evaluate(self, function: str, arg: Any = None, more: Sequence[dict] = ()) -> Any:
+        """Run `function(arg, ...more)` in our world; `arg` and the answer cross by value (JSON),
+        `more` are further protocol arguments (objects of this world, by `objectId`)."""
+        return await self._call(await self.context(), function, [{"value": arg}, *more])
 
-    async def ask(self, script: str, arg: Any = None) -> Any:
+    async def ask(self, script: str, arg: Any = None, more: Sequence[dict] = ()) -> Any:
         """Run an `in_page` script and return its answer, read from JSON."""
-        return from_page(await self.evaluate(script, to_page(arg)))
+        return from_page(await self.evaluate(script, to_page(arg), more))
 
     async def resolve(self, backend_node_id: int, group: str) -> str:
         """A DOM node (by its backend id, e.g. from `DOMDebugger`) as an object of our world."""

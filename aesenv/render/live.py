@@ -37,6 +37,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from aesenv.render.inpage import World, WorldScriptError, ask_page, control
 from aesenv.render.models import Rendering
+from aesenv.stages import stage
 
 T = TypeVar("T")
 MAX_PAGE_ERRORS = 100
@@ -287,9 +288,10 @@ class LivePage:
         user would see."""
         before = self.trace.navigations
         yield
-        if await self.bounded(is_leaving(self.page), timeout_s):
-            with _charged(timeout_s) as limit:
-                await await_new_document(self.trace, before, limit)
+        with stage("navigation"):
+            if await self.bounded(is_leaving(self.page), timeout_s):
+                with _charged(timeout_s) as limit:
+                    await await_new_document(self.trace, before, limit)
 
     async def _loaded(self, timeout_s: float) -> None:
         """Wait for the document being loaded, if any (a document that never finishes loading
@@ -320,10 +322,11 @@ class LivePage:
         draws with WebGL (`drawing`: in software here, a heavy scene costs seconds a frame) runs
         all its timers but draws one frame, at the end, as a browser on a slow GPU drops frames;
         the call returns once that frame is drawn."""
-        if self.freeze_time:
-            await self._on_current_document(lambda: self._run_clock(ms), timeout_s)
-        else:
-            await self.bounded(self.page.wait_for_timeout(ms), timeout_s + ms / 1000)
+        with stage("clock"):
+            if self.freeze_time:
+                await self._on_current_document(lambda: self._run_clock(ms), timeout_s)
+            else:
+                await self.bounded(self.page.wait_for_timeout(ms), timeout_s + ms / 1000)
 
     async def _run_clock(self, ms: int) -> None:
         if not self.drawing:
@@ -339,26 +342,38 @@ class LivePage:
         params: dict[str, Any] = {"format": fmt, "optimizeForSpeed": True}
         if fmt != "png":
             params["quality"] = quality
-        shot = await self.bounded(self.cdp.send("Page.captureScreenshot", params), timeout_s)
-        return base64.b64decode(shot["data"])
+        with stage("screenshot"):
+            shot = await self.bounded(self.cdp.send("Page.captureScreenshot", params), timeout_s)
+            return base64.b64decode(shot["data"])
 
     async def evaluate(self, script: str, arg: Any = None, timeout_s: float = 5.0) -> Any:
         """A measuring script `(arg) => ...` in our isolated world (`aesenv.render.inpage`):
         the page's DOM, none of its globals; `arg` and the answer cross by value."""
         world = self.world
-        return await self._on_current_document(lambda: world.evaluate(script, arg), timeout_s)
+        with stage("script"):
+            return await self._on_current_document(lambda: world.evaluate(script, arg), timeout_s)
 
-    async def ask(self, script: str, arg: Any = None, timeout_s: float = 5.0) -> Any:
-        """Run one of our `in_page` scripts in our world and return its answer, read from JSON."""
-        world = self.world
-        return await self._on_current_document(lambda: world.ask(script, arg), timeout_s)
+    async def ask(self, script: str, arg: Any = None, timeout_s: float = 5.0, *, more: list[dict] | None = None) -> Any:
+        """Run one of our `in_page` scripts in our world and return its answer, read from JSON.
+        `more`: further arguments, objects of the current document in our world; run again on a
+        new document (see `_on_current_document`), the script gets none of them, which were
+        the old document's."""
+        world, first = self.world, [True]
+
+        def call() -> Awaitable[Any]:
+            extra, first[0] = (more or []) if first[0] else [], False
+            return world.ask(script, arg, extra)
+
+        with stage("script"):
+            return await self._on_current_document(call, timeout_s)
 
     async def evaluate_in_page(self, script: str, arg: Any = None, timeout_s: float = 5.0) -> Any:
         """A script in the page's own world, for what only the page holds (a chart library's
         options): its answer is the page's claim, to be confirmed before it counts, and an
         exception out of it is the page's (`PageThrew`)."""
         page = self.page
-        return await self._on_current_document(lambda: in_page_world(page, page.evaluate(script, arg)), timeout_s)
+        with stage("script"):
+            return await self._on_current_document(lambda: in_page_world(page, page.evaluate(script, arg)), timeout_s)
 
     async def alive(self) -> bool:
         """Whether the page still answers (not crashed, not closed)."""

@@ -28,6 +28,7 @@ from aesenv.rewards.aggregate import AGGREGATORS
 from aesenv.rewards.config import PipelineConfig
 from aesenv.rewards.record import ArtifactInfo, RewardRecord
 from aesenv.sandbox import CommandRun, PlotRun, Sandbox, SandboxLimits, make_sandbox
+from aesenv.stages import collecting
 from aesenv.tasks import Task
 
 GATE_CHANNEL = "execution"  # the channel `gate_on_execution` puts in front of the others
@@ -222,7 +223,8 @@ class RewardPipeline:
                             timings: dict[str, float]) -> tuple[dict[str, ChannelResult], str]:
         """Every channel on the same evidence, concurrently; behind the gate (`_gate_of`) the
         others only once the answer passed it. Returns the results and the gate's state; each
-        channel's own time goes into `timings` as `channel.<name>` (where a score's time goes)."""
+        channel's own time goes into `timings` as `channel.<name>` (where a score's time goes),
+        and the stages it named (`aesenv.stages`) as `channel.<name>.<stage>`."""
         gate = next((c for c in channels if c.name == gate_name), None)
         if gate is None:
             results = await asyncio.gather(*(self._run_channel(c, evidence, timings) for c in channels))
@@ -237,10 +239,12 @@ class RewardPipeline:
 
     async def _run_channel(self, channel: Channel, evidence: Evidence, timings: dict[str, float]) -> ChannelResult:
         start = time.perf_counter()
-        try:
-            return await self._within_deadline(channel, evidence)
-        finally:
-            timings[f"channel.{channel.name}"] = _ms(start)
+        with collecting() as stages:
+            try:
+                return await self._within_deadline(channel, evidence)
+            finally:
+                timings[f"channel.{channel.name}"] = _ms(start)
+                timings.update({f"channel.{channel.name}.{name}": round(ms, 1) for name, ms in stages.items()})
 
     async def _within_deadline(self, channel: Channel, evidence: Evidence) -> ChannelResult:
         # A channel that calls a remote model may need longer than the default: it says how long

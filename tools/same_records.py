@@ -1,0 +1,86 @@
+"""Do two checkouts score the same pages the same? For a change meant to make scoring faster and
+nothing else: score the bench_reward answers (builtin:web, the template policy) and the
+interaction benchmark's pages with the offline judge, keep each record's `deterministic_view`
+(no timings), then compare two such files.
+
+    PYTHONPATH=<checkout> python tools/same_records.py score <checkout> runs/records-a.json
+    python tools/same_records.py compare runs/records-a.json[,runs/records-a2.json] runs/records-b.json
+
+`compare` lists every record that differs from all of the first files (score the old checkout
+twice and pass both: a page that differs between two runs of the same code is the page's noise,
+not the change's) and exits non-zero when one does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+async def score(root: Path, out: Path) -> None:
+    from aesenv.envs.base import deterministic_view
+    from aesenv.rewards import RewardPipeline
+    from aesenv.tasks import Task, load_tasks
+    from policies.template import TemplatePolicy
+    from train.reward import pipeline_config
+
+    pipeline = RewardPipeline(pipeline_config(judge="offline", allow_offline_judge=True))
+    records: dict[str, Any] = {}
+    try:
+        policy = TemplatePolicy()
+        for task in load_tasks("builtin:web"):
+            scored = await pipeline.score(task, await policy.generate(task))
+            records[f"bench:{task.id}"] = deterministic_view(scored.record)
+        pages = root / "benchmarks" / "interactions"
+        for entry in json.loads((pages / "labels.json").read_text())["pages"]:
+            task = Task(id=Path(entry["page"]).stem, category=entry["category"], prompt=entry["prompt"])
+            scored = await pipeline.score(task, (pages / entry["page"]).read_text())
+            records[f"interactions:{entry['page']}"] = deterministic_view(scored.record)
+    finally:
+        await pipeline.close()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(records, indent=1, sort_keys=True))
+    print(f"{len(records)} records written to {out}")
+
+
+def differences(old: Any, new: Any, path: str = "") -> list[str]:
+    """Where two JSON values differ, as paths."""
+    if type(old) is not type(new):
+        return [f"{path}: {str(old)[:100]!r} -> {str(new)[:100]!r}"]
+    if isinstance(old, dict):
+        return [d for key in sorted(set(old) | set(new)) for d in differences(old.get(key), new.get(key), f"{path}.{key}")]
+    if isinstance(old, list):
+        found = [f"{path}: {len(old)} items -> {len(new)}"] if len(old) != len(new) else []
+        return found + [d for i, (a, b) in enumerate(zip(old, new)) for d in differences(a, b, f"{path}[{i}]")]
+    return [] if old == new else [f"{path}: {str(old)[:100]!r} -> {str(new)[:100]!r}"]
+
+
+def compare(olds: list[Path], new_path: Path) -> int:
+    before = [json.loads(p.read_text()) for p in olds]
+    after = json.loads(new_path.read_text())
+    changed = 0
+    for key in sorted(set(before[0]) | set(after)):
+        if any(run.get(key) == after.get(key) for run in before):
+            continue
+        changed += 1
+        found = differences(before[0].get(key), after.get(key))
+        print(f"{key}: {len(found)} differences", *(f"    {d}" for d in found[:8]), sep="\n")
+    print(f"{len(after) - changed}/{len(after)} records the same")
+    return 1 if changed else 0
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) == 3 and argv[0] == "score":
+        asyncio.run(score(Path(argv[1]), Path(argv[2])))
+        return 0
+    if len(argv) == 3 and argv[0] == "compare":
+        return compare([Path(p) for p in argv[1].split(",")], Path(argv[2]))
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
