@@ -90,3 +90,21 @@ def test_the_opendesign_runner_scores_every_case_ungated_with_its_interaction_bu
     args = build_parser().parse_args(["--judge", "offline", "--interaction-budget", "5", "--out", str(tmp_path)])
     config = config_from_args(args)
     assert config.interaction_budget == 5 and not config.gate_on_execution
+
+
+def test_a_reward_worker_scores_as_many_pages_at_once_as_its_cores_plus_two():
+    import os
+    import subprocess
+    import sys
+
+    from train import reward
+
+    cores = len(os.sched_getaffinity(0))
+    assert reward.pipeline_config(judge="offline", allow_offline_judge=True).render.concurrency == min(8, cores + 2)
+    assert reward.pipeline_config(judge="offline", allow_offline_judge=True, concurrency=1).render.concurrency == 1
+    # On one core of its own (a pinned Ray actor, a small node) it follows that core, not the machine.
+    pinned = subprocess.run(["taskset", "-c", "0", sys.executable, "-c",
+                             "from train import reward; print(reward.pipeline_config(judge='offline', "
+                             "allow_offline_judge=True).render.concurrency)"],
+                            capture_output=True, text=True, check=True, timeout=120)
+    assert pinned.stdout.split()[-1] == "3"

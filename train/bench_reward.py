@@ -30,7 +30,7 @@ import time
 from aesenv.procfs import CpuUse
 from aesenv.tasks import Task, load_tasks
 from policies.template import TemplatePolicy
-from train.reward import close_pipelines, compute_score, pipeline_config, shared_pipeline
+from train.reward import close_pipelines, compute_score, default_concurrency, pipeline_config, shared_pipeline
 
 
 async def stage_profile(tasks: list[Task], answers: list[str], options: dict) -> dict:
@@ -69,7 +69,7 @@ async def bench(tasks_spec: str, pages: int, judge: str, deadline_s: float, conc
         profiled = await stage_profile(batch, answers, options) if profile else None
     finally:
         await close_pipelines()
-    return {"tasks": tasks_spec, "pages": pages, "judge": judge, "concurrency": concurrency or "default", "wall_s": round(wall_s, 2),
+    return {"tasks": tasks_spec, "pages": pages, "judge": judge, "concurrency": concurrency or default_concurrency(), "wall_s": round(wall_s, 2),
             "pages_per_s": round(pages / wall_s, 2), "cold_start_s": round(cold_s, 2),
             "valid": sum(r["aes_reward_valid"] == 1.0 for r in results),
             "deadline_exceeded": sum(r["aes_deadline_exceeded"] == 1.0 for r in results),
@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--pages", type=int, default=64)
     parser.add_argument("--judge", default="offline")
     parser.add_argument("--deadline-s", type=float, default=180.0)
-    parser.add_argument("--concurrency", type=int, default=None, help="pages rendered at once (default: renderer's)")
+    parser.add_argument("--concurrency", type=int, default=None, help="pages scored at once (default: train.reward.default_concurrency, the cores + 2)")
     parser.add_argument("--profile", action="store_true", help="then score each answer alone: where the time goes")
     args = parser.parse_args(argv)
     print(json.dumps(asyncio.run(bench(args.tasks, args.pages, args.judge, args.deadline_s, args.concurrency,
