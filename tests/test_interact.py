@@ -318,7 +318,8 @@ def test_the_fast_png_decoder_gives_the_pixels_any_decoder_gives():
     import numpy as np
     from PIL import Image
 
-    from aesenv.interact.acting import Frame, png_rgb
+    from aesenv.interact.acting import Frame
+    from aesenv.render.models import png_rgb
     rng = np.random.default_rng(0)
     pixels = rng.integers(0, 256, (37, 23, 3), dtype=np.uint8)
     flat = pixels.reshape(37, 69)
@@ -335,7 +336,8 @@ def test_the_fast_png_decoder_gives_the_pixels_any_decoder_gives():
 
 
 async def test_a_live_screenshot_decodes_fast_to_the_same_pixels(renderer):
-    from aesenv.interact.acting import Frame, png_rgb
+    from aesenv.interact.acting import Frame
+    from aesenv.render.models import png_rgb
     async with renderer.session(STILL_PAGE) as (_, live):
         png = await live.screenshot()
     fast = png_rgb(png)
