@@ -28,7 +28,7 @@ from aesenv.interact.labeling import thumbnail
 from aesenv.interact.models import NEAR_PX, Action, Box, Labeling, Mark, MarkKind, Response
 from aesenv.render.inpage import in_page
 from aesenv.render.live import LivePage
-from aesenv.render.models import png_rgb
+from aesenv.render.models import rgb_pixels
 from aesenv.stages import stage
 
 SETTLE_MS = 600      # virtual time after an action for timers, transitions and frames to run
@@ -156,11 +156,7 @@ class Frame:
     def pixels(self) -> np.ndarray:
         """(height, width, 3) uint8 RGB."""
         if self._pixels is None:
-            pixels = png_rgb(self.png)
-            if pixels is None:
-                image = Image.open(io.BytesIO(self.png))
-                pixels = np.asarray(image if image.mode == "RGB" else image.convert("RGB"))
-            self._pixels = pixels
+            self._pixels = rgb_pixels(self.png)
         return self._pixels
 
     @property

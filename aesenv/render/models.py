@@ -195,11 +195,24 @@ def png_rgb(png: bytes) -> np.ndarray | None:
     rows = np.frombuffer(raw, np.uint8).reshape(height, 1 + 3 * width)
     filters = rows[:, 0]
     pixels = rows[:, 1:].copy()
-    if (filters == _UP).all():  # each row is the difference from the one above, mod 256
-        pixels = np.cumsum(pixels, axis=0, dtype=np.uint8)
+    if (filters == _UP).all():
+        # Each row is the difference from the one above, mod 256. Row by row: `np.cumsum` down
+        # the columns gives the same pixels but walks memory across rows, some 50 times slower.
+        for y in range(1, height):
+            np.add(pixels[y], pixels[y - 1], out=pixels[y])
     elif not (filters == _NO_FILTER).all():
         return None
     return pixels.reshape(height, width, 3)
+
+
+def rgb_pixels(png: bytes) -> np.ndarray:
+    """A PNG's pixels as an RGB array: Chromium's fast PNGs through `png_rgb`, any other through
+    Pillow (which raises for bytes that are no image)."""
+    fast = png_rgb(png)
+    if fast is not None:
+        return fast
+    with Image.open(io.BytesIO(png)) as image:
+        return np.asarray(image if image.mode == "RGB" else image.convert("RGB"))
 
 
 def decode_rgb(png: bytes | None) -> np.ndarray | None:
@@ -207,8 +220,7 @@ def decode_rgb(png: bytes | None) -> np.ndarray | None:
     if not png:
         return None
     try:
-        with Image.open(io.BytesIO(png)) as image:
-            return np.asarray(image if image.mode == "RGB" else image.convert("RGB"))  # Chromium's PNGs are RGB
+        return rgb_pixels(png)
     except Exception:  # noqa: BLE001 - an unreadable screenshot has no pixels
         return None
 
