@@ -308,16 +308,19 @@ def _mirror_handler(mirror):
 
 
 class StageClock:
-    """Milliseconds per named stage, each counted from the end of the one before."""
+    """Milliseconds per named stage, each counted from the end of the one before; `stage` is the
+    one under way (where a way that did not finish stopped)."""
 
-    def __init__(self) -> None:
+    def __init__(self, first: str) -> None:
         self.stages: dict[str, float] = {}
+        self.stage = first
         self.start = self._last = time.perf_counter()
 
-    def mark(self, name: str) -> None:
+    def next(self, name: str = "") -> None:
+        """End the stage under way and start `name` (none: the last one ended)."""
         now = time.perf_counter()
-        self.stages[name] = round((now - self._last) * 1000, 1)
-        self._last = now
+        self.stages[self.stage] = round((now - self._last) * 1000, 1)
+        self.stage, self._last = name, now
 
     def elapsed_ms(self) -> float:
         return round((time.perf_counter() - self.start) * 1000, 1)
@@ -336,10 +339,10 @@ async def run_bounded(flow, timeout_s: float) -> tuple[bool, str]:
     return False, ""
 
 
-def outcome(clock: StageClock, timed_out: bool, error: str, stage: str) -> dict[str, Any]:
+def outcome(clock: StageClock, timed_out: bool, error: str) -> dict[str, Any]:
     """A timed way's sample: elapsed time, status, and where it stopped when it did not finish."""
     return {"ms": clock.elapsed_ms(), "status": "timeout" if timed_out else ("error" if error else "ok"),
-            "timed_out": timed_out, "error": error, "stage": stage if (timed_out or error) else "",
+            "timed_out": timed_out, "error": error, "stage": clock.stage if (timed_out or error) else "",
             "stages_ms": clock.stages}
 
 
@@ -351,39 +354,33 @@ async def opendesign_render(pw, executable: str, page: PerfPage, *, hard_timeout
 
     from aesenv.render.browser import CHROMIUM_ARGS
 
-    state: dict[str, Any] = {"browser": None, "stage": "launch", "networkidle_timed_out": False, "png": None}
+    state: dict[str, Any] = {"browser": None, "networkidle_timed_out": False, "png": None}
     before = set(browser_pids())
-    clock = StageClock()  # after the /proc scan, which is not the render's
-    mark = clock.mark
+    clock = StageClock("launch")  # after the /proc scan, which is not the render's
 
     async def flow() -> None:
         browser = state["browser"] = await pw.chromium.launch(
             executable_path=executable, args=list(CHROMIUM_ARGS), timeout=hard_timeout_s * 1000)
-        mark("launch")
-        state["stage"] = "new_page"
+        clock.next("new_page")
         tab = await browser.new_page(viewport=OD_VIEWPORT)
         if mirror is not None:
             await tab.route(re.compile(r"^(https?|wss?)://"), _mirror_handler(mirror))
-        mark("new_page")
-        state["stage"] = "goto"
+        clock.next("goto")
         await tab.goto(page.path.as_uri(), wait_until="domcontentloaded", timeout=hard_timeout_s * 1000)
-        mark("goto")
-        state["stage"] = "networkidle"
+        clock.next("networkidle")
         try:
             await tab.wait_for_load_state("networkidle", timeout=OD_NETWORKIDLE_TIMEOUT_MS)
         except PlaywrightTimeoutError:
             state["networkidle_timed_out"] = True
-        mark("networkidle")
-        state["stage"] = "screenshot"
+        clock.next("screenshot")
         state["png"] = await tab.screenshot(full_page=True, animations="disabled", timeout=hard_timeout_s * 1000)
-        mark("screenshot")
-        state["stage"] = "close"
+        clock.next("close")
         await browser.close()
         state["browser"] = None
-        mark("close")
+        clock.next()
 
     timed_out, error = await run_bounded(flow, hard_timeout_s)
-    sample = outcome(clock, timed_out, error, state["stage"])
+    sample = outcome(clock, timed_out, error)
     cleanup_ms = 0.0
     if state["browser"] is not None:  # timed out or failed mid-way: close, and kill what we launched if stuck
         c0 = time.perf_counter()
@@ -411,37 +408,32 @@ FLOOR_OF_STAGE = {"navigate": "content", "screenshot": "full_png"}
 async def floor_render(browser, page: PerfPage, *, mirror=None, timeout_s: float = FLOOR_TIMEOUT_S) -> dict[str, Any]:
     """One page the floor way on a warm `browser`; never raises (a hostile page that hangs is
     counted at its elapsed time, as a timeout)."""
-    clock = StageClock()
-    mark = clock.mark
-    state: dict[str, Any] = {"context": None, "stage": "context"}
+    clock = StageClock("context")
+    state: dict[str, Any] = {"context": None}
 
     async def flow() -> None:
         context = state["context"] = await browser.new_context(viewport=OD_VIEWPORT)
         tab = await context.new_page()
         if mirror is not None:
             await tab.route(re.compile(r"^(https?|wss?)://"), _mirror_handler(mirror))
-        mark("context")
-        state["stage"] = "content"
+        clock.next("content")
         await tab.set_content(page.html, wait_until="load", timeout=timeout_s * 1000)
-        mark("content")
-        state["stage"] = "viewport_png"
+        clock.next("viewport_png")
         cdp = await context.new_cdp_session(tab)
         await cdp.send("Page.captureScreenshot", {"format": "png", "optimizeForSpeed": True})
-        mark("viewport_png")
-        state["stage"] = "full_png"
+        clock.next("full_png")
         height = await tab.evaluate("Math.max(document.documentElement.scrollHeight, innerHeight)")
         captured = int(min(max(height or 0, OD_VIEWPORT["height"]), FLOOR_MAX_HEIGHT))
         await cdp.send("Page.captureScreenshot", {
             "format": "png", "optimizeForSpeed": True, "captureBeyondViewport": True, "fromSurface": True,
             "clip": {"x": 0, "y": 0, "width": OD_VIEWPORT["width"], "height": captured, "scale": 1}})
-        mark("full_png")
-        state["stage"] = "close"
+        clock.next("close")
         await context.close()
         state["context"] = None
-        mark("close")
+        clock.next()
 
     timed_out, error = await run_bounded(flow, timeout_s)
-    sample = outcome(clock, timed_out, error, state["stage"])
+    sample = outcome(clock, timed_out, error)
     if state["context"] is not None:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(state["context"].close(), 10)
