@@ -9,6 +9,7 @@ so it keeps its own copy of `stat_fields`.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
@@ -120,14 +121,11 @@ class CpuUse:
     then `use.report()`. The second view stays meaningful when something else loads the machine."""
 
     def __enter__(self) -> "CpuUse":
-        import time
-
-        self._clock = time.perf_counter
-        self._start, self._cores, self._own = self._clock(), core_jiffies(), tree_cpu_seconds(os.getpid())
+        self._start, self._cores, self._own = time.perf_counter(), core_jiffies(), tree_cpu_seconds(os.getpid())
         return self
 
     def __exit__(self, *exc: object) -> None:
-        wall, cores, own = self._clock() - self._start, core_jiffies(), tree_cpu_seconds(os.getpid())
+        wall, cores, own = time.perf_counter() - self._start, core_jiffies(), tree_cpu_seconds(os.getpid())
         busy = [(b1 - b0) / (t1 - t0) if t1 > t0 else 0.0 for (b0, t0), (b1, t1) in zip(self._cores, cores)]
         self._report = {"wall_s": round(wall, 2), "cores_busy_pct": [round(100 * b, 1) for b in busy],
                         "own_cpu_s": round(own - self._own, 2),
