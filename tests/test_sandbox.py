@@ -15,7 +15,7 @@ import sys
 import pytest
 import pytest_asyncio
 
-from aesenv.render.watchdog import descendants
+from aesenv.procfs import tree_cpu_seconds
 from aesenv.sandbox import Probe, RunStatus, SandboxLimits, make_sandbox
 
 SECRET = "aesenv-test-secret-7f3a9"
@@ -412,20 +412,41 @@ def image_name_for_tests() -> str:
     return image_name()
 
 
+async def _until_spinning(worker_pid: int, running: asyncio.Task) -> None:
+    """Until a job of `while True: pass` is running: the worker's process tree burns CPU. (A count
+    of processes cannot tell: the job's process is forked ahead, before the job exists.)"""
+    loop = asyncio.get_running_loop()
+    deadline, idle = loop.time() + HANG_GUARD_S, tree_cpu_seconds(worker_pid)
+    while tree_cpu_seconds(worker_pid) - idle < 0.3:
+        assert loop.time() < deadline and not running.done(), "the job never started"
+        await asyncio.sleep(0.02)
+
+
 async def test_close_during_a_run_leaves_nothing():
     sb = make_sandbox("local", workers=1)
     await sb.start()
     slot = sb._slots[0]
     worker = slot.handle[0]
-    idle = len(descendants(worker.pid))
     running = asyncio.create_task(sb.run_plot("while True:\n    pass\n", {}, SandboxLimits(timeout_s=30)))
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + HANG_GUARD_S
-    while len(descendants(worker.pid)) <= idle:  # until the worker has forked the job: it is running
-        assert loop.time() < deadline and not running.done(), "the job never started"
-        await asyncio.sleep(0.02)
+    await _until_spinning(worker.pid, running)
     await sb.close()
     run = await asyncio.wait_for(running, 10)
     assert run.status is RunStatus.INFRA_ERROR
     assert worker.returncode is not None
     assert slot.handle is None  # no replacement worker was started for a closed pool
+
+
+async def test_close_wakes_a_run_still_waiting_for_a_worker():
+    sb = make_sandbox("local", workers=1)
+    await sb.start()
+    worker = sb._slots[0].handle[0]
+    spin = SandboxLimits(timeout_s=30)
+    running = asyncio.create_task(sb.run_plot("while True:\n    pass\n", {}, spin))
+    await _until_spinning(worker.pid, running)
+    queued = asyncio.create_task(sb.run_plot("print('never')\n", {}, spin))  # waits: the one worker is busy
+    await asyncio.sleep(0.2)
+    assert not queued.done()
+    await sb.close()
+    first, second = await asyncio.wait_for(asyncio.gather(running, queued), 10)
+    assert first.status is RunStatus.INFRA_ERROR
+    assert second.status is RunStatus.INFRA_ERROR and "closed while the job waited" in second.reason

@@ -74,6 +74,7 @@ class WarmPool(ABC):
         self.limits = limits or SandboxLimits()
         self._slots: list[Slot] = []
         self._idle: asyncio.Queue[Slot] | None = None
+        self._closing: asyncio.Event | None = None  # set by close: wakes runs still waiting for a worker
         self._lock = asyncio.Lock()
         self.isolation = Isolation()
 
@@ -108,13 +109,15 @@ class WarmPool(ABC):
                 raise
             self._slots = slots
             self.isolation = self._isolation(slots[0].hello)
-            self._idle = asyncio.Queue()
+            self._idle, self._closing = asyncio.Queue(), asyncio.Event()
             for slot in slots:
                 self._idle.put_nowait(slot)
 
     async def close(self) -> None:
         async with self._lock:
             slots, self._slots, self._idle = self._slots, [], None  # in-flight runs see the pool closed
+            if self._closing is not None:
+                self._closing.set()
             await asyncio.gather(*(self._stop(slot) for slot in slots))
 
     async def __aenter__(self):
@@ -169,7 +172,9 @@ class WarmPool(ABC):
             return {"status": "infra_error", "reason": f"{self.name} sandbox unavailable: {exc}"[:500]}
         job = {**job, "limits": limits.model_dump(),
                "files": {name: base64.b64encode(data).decode() for name, data in files.items()}}
-        slot = await self._idle.get()
+        slot = await self._take_idle()
+        if slot is None:
+            return {"status": "infra_error", "reason": f"{self.name} sandbox closed while the job waited for a worker"}
         started = time.monotonic()
         try:
             await slot.channel.send({"job": job})
@@ -187,6 +192,24 @@ class WarmPool(ABC):
         finally:
             if self._idle is not None and slot in self._slots:
                 self._idle.put_nowait(slot)
+
+    async def _take_idle(self) -> Slot | None:
+        """An idle worker, or None when the pool is closed first: a run queued behind busy workers
+        must not wait forever on a queue that close() has dropped."""
+        idle, closing = self._idle, self._closing
+        take = asyncio.ensure_future(idle.get())
+        closed = asyncio.ensure_future(closing.wait())
+        try:
+            await asyncio.wait({take, closed}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            if take.done() and not take.cancelled():
+                idle.put_nowait(take.result())  # taken just as the run was cancelled: give it back
+            raise
+        finally:
+            closed.cancel()
+            if not take.done():
+                take.cancel()
+        return take.result() if take.done() and not take.cancelled() else None
 
     async def _replace(self, slot: Slot) -> None:
         """A worker in an unknown state is never reused: stop it and start a fresh one."""
