@@ -10,6 +10,7 @@ import asyncio
 import json
 import os
 import socket
+import subprocess
 import sys
 
 import pytest
@@ -270,6 +271,84 @@ async def test_a_job_sees_nothing_of_the_job_before(sandbox):
     assert seen["output_held"] == [] and seen["output_in_frames"] == []
 
 
+async def test_a_job_that_closes_its_pipes_early_is_stopped_before_its_places_are_wiped(sandbox):
+    """A plot with every pipe closed has said all it can, so the worker answers without waiting for
+    its exit; whatever it and a helper it left in a new session go on writing must not outlive the
+    clean-up that comes before the answer."""
+    code = (
+        "import os\n"
+        "def close_everything():\n"
+        "    for fd in range(64):\n"
+        "        try:\n"
+        "            os.close(fd)\n"
+        "        except OSError:\n"
+        "            pass\n"
+        "for fd in range(3, 64):  # a result of its own on whichever descriptor is the result pipe\n"
+        "    try:\n"
+        "        os.write(fd, b'{\"status\": \"ok\", \"figures\": []}')\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    close_everything()\n"
+        "    n = 0\n"
+        "    while True:\n"
+        "        n += 1\n"
+        "        for place in ('.', '/tmp', '/dev/shm'):\n"
+        "            try:\n"
+        "                open(f'{place}/late-{n}.txt', 'w').write('x')\n"
+        "            except OSError:\n"
+        "                pass\n"
+        "close_everything()\n"
+        "while True:\n"
+        "    open('later.txt', 'w').write('x')\n"
+    )
+    first = await sandbox.run_plot(code, {}, QUICK)
+    assert first.status is RunStatus.OK and first.duration_ms < 4000, first.reason  # answered, not timed out
+    second = await sandbox.run_plot(
+        "import os, glob\nprint(os.listdir('.'), glob.glob('/tmp/*/late*') + glob.glob('/tmp/late*')"
+        " + glob.glob('/dev/shm/late*'))\n"
+        "print(sorted(open(f'/proc/{p}/cmdline').read().split('\\0')[0] for p in os.listdir('/proc') if p.isdigit()))\n",
+        {}, QUICK)
+    assert second.status is RunStatus.OK, second.reason + second.stderr
+    listing, processes = second.stdout.splitlines()
+    assert listing == "['main.py'] []"
+    expected = {"local": [sys.executable] * 2, "docker": ["/sbin/docker-init", "python3", "python3", "sleep"]}
+    assert sorted(eval(processes)) == expected[sandbox.name]
+
+
+async def test_a_cut_result_is_not_taken_for_a_handed_one(sandbox):
+    """The worker answers early only for a whole result; a process that dies with its result cut
+    short (a limit's kill mid-write) is reaped and reported by how it died, as before."""
+    code = (
+        "import os, signal\n"
+        "for fd in range(3, 64):\n"
+        "    try:\n"
+        "        os.write(fd, b'{\"status\": \"ok\", \"figures\": [')\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "for fd in range(64):\n"
+        "    try:\n"
+        "        os.close(fd)\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    run = await sandbox.run_plot(code, {}, QUICK)
+    assert run.status is RunStatus.KILLED, run.reason
+
+
+async def test_cpu_ms_is_the_jobs_own_work(sandbox):
+    """`cpu_ms` is read before the job's process is reaped (the worker answers first): it still
+    counts what the script spent and not what the worker spent before the job."""
+    busy = await sandbox.run_plot(
+        "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.4:\n    pass\n", {}, QUICK)
+    idle = await sandbox.run_plot("import time\ntime.sleep(0.4)\n", {}, QUICK)
+    assert busy.status is RunStatus.OK and idle.status is RunStatus.OK
+    assert 400 <= busy.cpu_ms < 1500, busy.cpu_ms
+    assert idle.cpu_ms < 200, idle.cpu_ms
+
+
 async def test_script_cannot_kill_its_worker(sandbox):
     run = await sandbox.run_plot("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nprint('alive')\n", {}, QUICK)
     assert run.status is RunStatus.ERROR and "PermissionError" in run.reason
@@ -450,3 +529,43 @@ async def test_close_wakes_a_run_still_waiting_for_a_worker():
     first, second = await asyncio.wait_for(asyncio.gather(running, queued), 10)
     assert first.status is RunStatus.INFRA_ERROR
     assert second.status is RunStatus.INFRA_ERROR and "closed while the job waited" in second.reason
+
+
+_SPARE_SCENARIO = """
+import json, os, runpy, sys, tempfile, time
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot
+w = runpy.run_path(sys.argv[1], run_name="not_main")
+told_to_warm = sys.argv[2] == "idle"
+child = w["Child"](None, warm=True)
+if told_to_warm:
+    child.warm_up()
+    time.sleep(1.0)
+workspace = tempfile.mkdtemp()
+limits = {"timeout_s": 10, "cpu_s": 10, "memory_mb": 2048, "max_procs": 64, "max_output_bytes": 10000,
+          "max_file_mb": 16}
+child.start(workspace, {"kind": "plot", "code": "print('ran')", "limits": limits})
+raw = b""
+while chunk := os.read(child.res_r, 65536):
+    raw += chunk
+os.waitpid(child.pid, 0)
+print(json.dumps({"pre_job_ms": w["PRE_JOB"].unpack(raw[:8])[0] / 1000, "ok": json.loads(raw[8:])["status"]}))
+"""
+
+
+@pytest.mark.parametrize("scenario", ["idle", "busy"])
+def test_a_spare_warms_up_only_when_the_worker_says_it_is_idle(scenario):
+    """A job that comes back to back must not wait for the spare's warm-up figure (tens of ms):
+    the spare draws it only once the worker has been idle (`Worker.idle` closes its pipe)."""
+    from aesenv.sandbox import worker as worker_module
+
+    out = subprocess.run([sys.executable, "-c", _SPARE_SCENARIO, worker_module.__file__, scenario],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    seen = json.loads(out.stdout.splitlines()[-1])
+    assert seen["ok"] == "ok"
+    if scenario == "idle":
+        assert seen["pre_job_ms"] > 10, seen  # it drew its figure before the job
+    else:
+        assert seen["pre_job_ms"] < 10, seen  # it went straight to the job

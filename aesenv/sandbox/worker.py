@@ -13,8 +13,10 @@ Each job: a fresh workspace under the scratch root holding the job's files; a ch
 the clean worker (ahead of time, between jobs: `Child`) that starts its own session, drops to the
 job uid (when the worker is root), sets rlimits, clears the environment, and runs the script with
 `__name__ == "__main__"` (or execs the command). At the
-end, or at the deadline, every process but the worker is killed and reaped: as pid 1 of its own
-pid namespace (local backend) with one kill(-1); otherwise as a child subreaper.
+end, or at the deadline, every process below the worker (a child subreaper, or pid 1 of its own
+pid namespace) is killed, and the job's places are wiped once none of them can run again; the
+answer goes out then, and the processes, left with the kernel releasing their memory, are reaped
+before the next job. A plot's process ends by handing over its result and closing its pipes.
 
 A command job may ask for a probe of a port it serves on (a project's start script): the worker
 itself, in the job's network namespace but outside its processes and uid, fetches the listed
@@ -52,6 +54,7 @@ MAX_RESULT_BYTES = 64 * 1024 * 1024  # figures + metadata a child may send back
 MAX_FILES_OUT_BYTES = 32 * 1024 * 1024
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
+PF_EXITING = 0x4  # /proc/<pid>/task/<tid>/stat flags: the thread is inside exit and runs no user code again
 IPC_RMID = 0
 MEMORY_POLL_S = 0.02  # how often a job's resident memory is measured
 # Address space is only a backstop for allocations faster than the poll: the limit that decides a
@@ -566,11 +569,17 @@ def capture_plotly():
 
 
 def child_plot(code: str, result_fd: int, workspace: str) -> None:
+    """Run the job and hand its result over, then close every pipe to the worker before exiting:
+    the worker answers on seeing them all closed (`Streams.follow`'s "handed"), while the kernel
+    still releases this copy of the warm worker's memory (some 7 ms of a plot's run)."""
     result = run_script(code, capture_plotly(), workspace)
     data = json.dumps(result).encode()
     view = memoryview(data)
     while view:
         view = view[os.write(result_fd, view):]
+    os.nice(19)  # the release of its memory yields the CPU to whoever reads the answer
+    for fd in (result_fd, 1, 2):
+        os.close(fd)
 
 
 # ---------------------------------------------------------------- the job's process
@@ -588,12 +597,20 @@ class Child:
         self.err_r, err_w = os.pipe()
         self.res_r, res_w = os.pipe()
         job_r, self.job_w = os.pipe()
+        warm_r, self.warm_w = os.pipe() if warm else (-1, -1)  # the worker closes it: "warm up now"
         worker = os.getpid()
         self.pid = os.fork()
         if self.pid == 0:
-            await_job(worker, uid, warm, job_r, (out_w, err_w), res_w)  # never returns
-        for fd in (out_w, err_w, res_w, job_r):
-            os.close(fd)
+            await_job(worker, uid, warm_r, job_r, (out_w, err_w), res_w)  # never returns
+        for fd in (out_w, err_w, res_w, job_r, warm_r):
+            if fd >= 0:
+                os.close(fd)
+
+    def warm_up(self) -> None:
+        """Let it draw its warm-up figure now (the worker has been idle: see `Worker.idle`)."""
+        if self.warm_w >= 0:
+            os.close(self.warm_w)
+            self.warm_w = -1
 
     def start(self, workspace: str, job: dict) -> None:
         """Hand the child its job (OSError when it is gone: then nothing of it has run)."""
@@ -604,12 +621,14 @@ class Child:
             while view:
                 view = view[os.write(self.job_w, view):]
         finally:
-            os.close(self.job_w)
-            self.job_w = -1
+            for fd in (self.job_w, self.warm_w):  # the job first: with it there, no warm-up
+                if fd >= 0:
+                    os.close(fd)
+            self.job_w = self.warm_w = -1
 
     def abandon(self) -> None:
-        """Close our ends of a child that will not run a job (kill_all reaps it)."""
-        for fd in (self.out_r, self.err_r, self.res_r, self.job_w):
+        """Close our ends of a child that will not run a job (`stop_all` reaps it)."""
+        for fd in (self.out_r, self.err_r, self.res_r, self.job_w, self.warm_w):
             if fd >= 0:
                 os.close(fd)
         try:
@@ -619,20 +638,24 @@ class Child:
 
 
 PRE_JOB = struct.Struct(">Q")  # microseconds of CPU a child spent before its job
+# The spare warms up only once the worker has waited this long for a job: jobs that come back to
+# back (a batch) find it idle, rather than wait for a warm-up that costs more than it saves.
+IDLE_BEFORE_WARM_S = 0.005
 
 
-def warm_child(job_r: int | None = None) -> None:
-    """Draw a small figure in a child forked ahead of its job, unless the job is already there. A
+def warm_child() -> None:
+    """Draw a small figure in a child forked ahead of its job, while the worker is idle. A
     fork shares the worker's memory until either side writes to it, and drawing writes to much of
     what it touches (reference counts, caches), so a fresh child's first figure pays thousands of
     page copies: some 20 ms, paid here, between jobs, so that the job draws about as fast as the
     warm worker itself would. The fonts it opened are let go again (the job starts with no open
     file but its pipes), as a fork leaves them: reloading one costs about a millisecond."""
-    if job_r is not None and select.select([job_r], [], [], 0)[0]:
-        return
     import matplotlib.pyplot as plt
+    import pandas as pd
     from matplotlib import font_manager
 
+    # Every built-in plot task reads a CSV: a fresh copy's first read costs ~5 ms more than later ones.
+    pd.read_csv(io.StringIO("label,value\na,1.5\nb,2\n"))
     fig, ax = plt.subplots(figsize=(2, 2))
     ax.plot([0, 1], [1, 0])
     ax.set_title("warm", fontweight="bold")
@@ -674,19 +697,20 @@ def close_all_but(keep: set[int]) -> None:
     os.closerange(low, 65536)
 
 
-def await_job(worker: int, uid: int | None, warm: bool, job_r: int, fds: tuple[int, int], res_w: int) -> None:
-    """The forked child: wait for the job (drawing once meanwhile, when `warm`: `warm_child`),
-    then become the sandboxed process and run it. Before any of the job's code runs it puts the
-    CPU time it spent waiting at the head of the result pipe (`PRE_JOB`): not the job's."""
+def await_job(worker: int, uid: int | None, warm_r: int, job_r: int, fds: tuple[int, int], res_w: int) -> None:
+    """The forked child: wait for the job (drawing once meanwhile if the worker says so first by
+    closing `warm_r`'s other end: `warm_child`), then become the sandboxed process and run it.
+    Before any of the job's code runs it puts the CPU time it spent waiting at the head of the
+    result pipe (`PRE_JOB`): not the job's."""
     exit_code = 1
     try:
         _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != worker:  # the worker died before we asked to die with it
             os._exit(1)
-        close_all_but({0, 1, 2, job_r, *fds, res_w})
-        if warm:
+        close_all_but({0, 1, 2, job_r, *fds, res_w, warm_r} - {-1})
+        if warm_r >= 0 and job_r not in select.select([job_r, warm_r], [], [])[0]:
             try:
-                warm_child(job_r)
+                warm_child()
             except Exception:  # noqa: BLE001 - a failed warm-up is no reason to lose the job
                 import matplotlib.pyplot as plt
 
@@ -765,7 +789,7 @@ class Worker:
             if self.spare is not None:  # the workspace failed before the spare took the job
                 self.spare.abandon()
                 self.spare = None
-            self.kill_all()
+            self.stop_all()
             self.unclean = self.clean_up()
             clock.mark("clean")
             result["timings_ms"] = {**clock.stages, **result.get("timings_ms", {})}
@@ -794,14 +818,20 @@ class Worker:
                     os.lchown(name, self.uid, self.uid)
 
     def prefork(self) -> None:
-        """Fork the next job's process now, between jobs (see `Child`); called only once the last
-        job's processes are dead and its places wiped. A failed fork is retried at the job. It
-        warms itself for a plot when the last job was one (a command job execs: nothing to warm)."""
+        """Fork the next job's process now, between jobs (see `Child`); called only once no process
+        of the last job can act again (`stop_all`) and its places are wiped. A failed fork is
+        retried at the job. It can warm itself for a plot when the last job was one (a command
+        job execs: nothing to warm), when told to (`idle`)."""
         if self.spare is None and not self.unclean:
             try:
                 self.spare = Child(self.uid, warm=self.warm and self.last_kind == "plot")
             except OSError:
                 self.spare = None
+
+    def idle(self, channel) -> None:
+        """Between jobs: if no job comes within IDLE_BEFORE_WARM_S, the spare warms up."""
+        if self.spare is not None and not select.select([channel], [], [], IDLE_BEFORE_WARM_S)[0]:
+            self.spare.warm_up()
 
     def start_child(self, workspace: str, job: dict) -> Child:
         """The job's process: the spare forked ahead, or (none, or it died) one forked now."""
@@ -827,7 +857,7 @@ class Worker:
         deadline = started + limits["timeout_s"]
         prober = Prober(job["probe"], started) if job.get("probe") else None
         if prober is None:
-            outcome = streams.follow(pid, deadline, meter)
+            outcome = streams.follow(pid, deadline, meter, handover=job["kind"] == "plot")
         else:
             prober.start()
             try:
@@ -842,7 +872,7 @@ class Worker:
                 prober.stop.set()
                 prober.join()
         self.clock.mark("run")
-        self.kill_all()
+        self.stop_all()
         streams.drain()
         result = {"stdout": streams.text(1), "stderr": streams.text(2),
                   "stdout_truncated": streams.truncated[1], "stderr_truncated": streams.truncated[2],
@@ -869,6 +899,8 @@ class Worker:
             return {"status": "killed", "reason": f"memory limit of {limits['memory_mb']} MB reached (resident)"}
         if outcome.startswith("overflow:"):
             return {"status": "killed", "reason": f"{outcome[9:]} exceeded its size limit"}
+        if outcome == "handed":  # a plot that gave its result (how its process then ends is not the job's)
+            return child_result(raw)
         code = os.waitstatus_to_exitcode(wait_status)
         if code < 0:
             sig = -code
@@ -885,30 +917,40 @@ class Worker:
                     "reason": "the script ended the process itself" if code == 0 else f"exit code {code}"}
         return child_result(raw)
 
-    def kill_all(self) -> None:
-        """Kill and reap every process but ourselves (jobs and anything they left behind)."""
-        for _ in range(1000):
-            if os.getpid() == 1:
+    def stop_all(self) -> None:
+        """Kill every process below us (the job and anything it left behind) and wait until none
+        can act again: each reaped, or every one of its threads inside exit, where only the
+        kernel's release of its memory is left. That is all cleaning the job's places needs; the
+        release runs on while the worker answers, and `kill_all` reaps them before the next job."""
+        for attempt in range(1000):
+            if all(exiting(pid) for pid in self.kill_below()):
+                return
+            time.sleep(backoff(attempt))
+
+    def kill_all(self, keep: int | None = None) -> None:
+        """Kill and reap every process below us but `keep` (the spare already forked for the next
+        job, while these released their memory)."""
+        for attempt in range(1000):
+            if not self.kill_below(keep):
+                return
+            time.sleep(backoff(attempt))
+
+    @staticmethod
+    def kill_below(keep: int | None = None) -> list[int]:
+        """SIGKILL every process below us but `keep` (orphans of a job are re-parented to us, as
+        subreaper or pid 1), reap those that ended, and return the rest, as they are now."""
+        for pid in subtree(os.getpid()):
+            if pid != keep:
                 try:
-                    os.kill(-1, signal.SIGKILL)
+                    os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-            else:
-                for pid in children():
-                    try:
-                        os.killpg(pid, signal.SIGKILL)
-                    except (ProcessLookupError, PermissionError):
-                        pass
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
-            try:
-                while os.waitpid(-1, os.WNOHANG)[0]:
-                    pass
-            except ChildProcessError:
-                return
-            time.sleep(0.002)
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
+            pass
+        return [pid for pid in subtree(os.getpid()) if pid != keep]
 
     def clean_up(self) -> str:
         """Empty every place a job could write (workspaces, /dev/shm, message queues, SysV IPC):
@@ -1011,6 +1053,14 @@ def ipc_objects() -> dict[str, list[int]]:
     return found
 
 
+def whole_json(raw: bytes) -> bool:
+    """Whether `raw` is one complete JSON object (a result cut short by a kill is not)."""
+    try:
+        return isinstance(json.loads(raw), dict)
+    except ValueError:
+        return False
+
+
 def child_result(raw: bytes) -> dict:
     """The child's report, checked: it shares a process with the user's code, so it can claim a
     user-side status (ok, error, killed) and carry figures, never an infra error or a timeout."""
@@ -1050,19 +1100,63 @@ def stat_fields(pid: int | str) -> list[str]:
         return f.read().rsplit(")", 1)[1].split()
 
 
-def children() -> list[int]:
-    """Our direct children (orphans of a job are re-parented to us as subreaper)."""
-    me = str(os.getpid())
-    found = []
+def backoff(attempt: int) -> float:
+    """Seconds between polls for killed processes: a killed process enters exit within
+    microseconds, and releasing a copy of the warm worker's memory takes milliseconds."""
+    return min(0.002, 0.0001 * 2 ** attempt)
+
+
+def subtree(root: int) -> list[int]:
+    """Every live process below `root` (children, theirs, ...), read from /proc."""
+    below: dict[str, list[str]] = {}
     for name in os.listdir("/proc"):
         if name.isdigit():
             try:
-                fields = stat_fields(name)
+                below.setdefault(stat_fields(name)[1], []).append(name)
             except OSError:
                 continue
-            if fields[1] == me:
-                found.append(int(name))
+    found, stack = [], [str(root)]
+    while stack:
+        for child in below.get(stack.pop(), []):
+            found.append(int(child))
+            stack.append(child)
     return found
+
+
+def exiting(pid: int) -> bool:
+    """Whether the process runs no user code again: gone, a zombie, or every thread flagged as
+    inside exit by the kernel (after a SIGKILL, or the job's own exit)."""
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return True
+    for tid in threads:
+        try:
+            fields = stat_fields(f"{pid}/task/{tid}")
+        except OSError:
+            continue
+        if fields[0] not in ("Z", "X") and not int(fields[6]) & PF_EXITING:
+            return False
+    return True
+
+
+def process_cpu_ms(pid: int) -> float:
+    """CPU time of a process not reaped yet: its live threads' (schedstat, in nanoseconds), which
+    is what wait4 would report less threads that already ended; without schedstat, the process's
+    user and system time from its stat, in clock ticks (coarse, but every thread's)."""
+    total = 0
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+        for tid in threads:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[0])
+        return total / 1e6
+    except (OSError, ValueError, IndexError):
+        try:
+            fields = stat_fields(pid)
+            return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError):
+            return 0.0
 
 
 class Streams:
@@ -1076,9 +1170,12 @@ class Streams:
         self.wait_status = 0
         self.cpu_ms = 0.0  # the job process's own CPU time (its children not included)
 
-    def follow(self, pid: int | None, deadline: float, meter: "JobMemory", stop=None) -> str:
+    def follow(self, pid: int | None, deadline: float, meter: "JobMemory", stop=None, handover: bool = False) -> str:
         """Read the job's pipes until its process `pid` ends ("reaped"; None: until `stop`), a
-        limit is hit, the deadline passes, or `stop()` says we are done with it ("probed")."""
+        limit is hit, the deadline passes, or `stop()` says we are done with it ("probed"). With
+        `handover` (a plot), also until the job has given a whole result and every copy of every pipe
+        is closed ("handed"): all it will ever say is said, so the worker need not wait for the exit.
+        (A process killed while writing its result leaves a cut one, and is reaped as before.)"""
         pidfd = os.pidfd_open(pid) if pid is not None else None
         watched = [] if pidfd is None else [pidfd]
         next_poll = 0.0
@@ -1105,6 +1202,9 @@ class Streams:
                     overflow = self.read(fd)
                     if overflow:
                         return overflow
+                if handover and pid is not None and not self.fds and whole_json(self.data[3][PRE_JOB.size:]):
+                    self.cpu_ms = process_cpu_ms(pid)
+                    return "handed"
                 if pidfd is not None and pidfd in ready:
                     _, self.wait_status, usage = os.wait4(pid, 0)
                     self.cpu_ms = (usage.ru_utime + usage.ru_stime) * 1000
@@ -1276,6 +1376,7 @@ def main() -> None:
         "pid1": os.getpid() == 1, "uid": worker.uid, "network_isolated": network_isolated(),
         "python": sys.version.split()[0]}})
     worker.prefork()
+    worker.idle(protocol_in)
     while (message := read_frame(protocol_in)) is not None:
         try:
             result = worker.run_job(message["job"])
@@ -1288,7 +1389,11 @@ def main() -> None:
         if worker.unclean:
             return  # never reused: the host starts a fresh worker
         del message, result  # the next job's process must not find this one's answer in our memory
+        # The next job's process is forked while the last job's release their memory, and those
+        # are reaped before the next job is read.
         worker.prefork()
+        worker.kill_all(keep=worker.spare.pid if worker.spare is not None else None)
+        worker.idle(protocol_in)
 
 
 if __name__ == "__main__":
