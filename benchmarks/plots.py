@@ -18,9 +18,14 @@ result, clean up)
 and `transport`, the rest of the host's wall time (encoding, the pipe or socket, the record). The docker image has the same library versions as this environment (see
 aesenv.sandbox.image) but Debian's python3 build, which may draw at a different speed.
 
-    python -m benchmarks.plots --out runs/bench-plots [--rounds 5]
+Two views of the local sandbox alone follow, because a worker's cost depends on when its next job
+comes (it forks and may warm the next job's process between jobs): `arrivals`, one worker's
+latency when each job comes a fixed time after the last answer (0: back to back), and `batch`,
+plots per second with a worker per core and every job submitted at once (an RL batch).
 
-Writes DIR/plots.json (medians, ratios, docker overhead over local, raw samples).
+    python -m benchmarks.plots --out runs/bench-plots [--rounds 5] [--batch 60]
+
+Writes DIR/plots.json (medians, ratios, docker overhead over local, arrivals, batch, raw samples).
 """
 
 from __future__ import annotations
@@ -219,15 +224,57 @@ def summarize(measured: dict) -> dict:
             "local": local, "docker": docker, "stages": stages, "docker_unavailable": measured["docker_unavailable"]}
 
 
+ARRIVAL_GAPS_S = (0.0, 0.01, 0.15)
+
+
+async def arrivals(rounds: int) -> dict[str, float]:
+    """Median latency of one local worker's runs, by the time between an answer and the next job."""
+    from aesenv.sandbox import make_sandbox
+
+    latency: dict[float, list[float]] = {gap: [] for gap in ARRIVAL_GAPS_S}
+    async with make_sandbox("local", workers=1) as sandbox:
+        await sandbox.run_plot(SCRIPTS["line"], {"data.csv": DATA_CSV})
+        for _ in range(rounds):
+            for gap in ARRIVAL_GAPS_S:
+                for code in SCRIPTS.values():
+                    await asyncio.sleep(gap)
+                    started = time.perf_counter()
+                    run = await sandbox.run_plot(code, {"data.csv": DATA_CSV})
+                    if not run.ok:
+                        raise RuntimeError(f"local run failed: {run.status.value} {run.reason}")
+                    latency[gap].append((time.perf_counter() - started) * 1000)
+    return {f"{round(gap * 1000)}ms": round(statistics.median(values), 1) for gap, values in latency.items()}
+
+
+async def batch(jobs: int) -> dict[str, float | int]:
+    """Plots per second with a local worker per core and `jobs` runs submitted at once."""
+    from aesenv.sandbox import make_sandbox
+
+    workers = len(os.sched_getaffinity(0))
+    codes = [list(SCRIPTS.values())[i % len(SCRIPTS)] for i in range(jobs)]
+    async with make_sandbox("local", workers=workers) as sandbox:
+        await asyncio.gather(*(sandbox.run_plot(code, {"data.csv": DATA_CSV}) for code in codes[:2 * workers]))
+        started = time.perf_counter()
+        runs = await asyncio.gather(*(sandbox.run_plot(code, {"data.csv": DATA_CSV}) for code in codes))
+        elapsed = time.perf_counter() - started
+    if not all(run.ok for run in runs):
+        raise RuntimeError("a batch run failed")
+    return {"workers": workers, "jobs": jobs, "plots_per_s": round(jobs / elapsed, 2)}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.plots", description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default="runs/bench-plots", help="output folder for plots.json")
     ap.add_argument("--rounds", type=int, default=5, help="rounds over the script set")
     ap.add_argument("--seed", type=int, default=0, help="seed for the order of ways within a script")
+    ap.add_argument("--batch", type=int, default=60, help="runs submitted at once for the batch view (0: skip it)")
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
     measured = asyncio.run(measure(args.rounds, not args.no_progress, args.seed))
     headline = summarize(measured)
+    headline["arrivals_median_ms"] = asyncio.run(arrivals(max(1, args.rounds // 2)))
+    if args.batch:
+        headline["batch"] = asyncio.run(batch(args.batch))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     report = {**headline, "rounds": args.rounds, "scripts": sorted(SCRIPTS),

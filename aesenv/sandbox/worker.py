@@ -643,25 +643,34 @@ PRE_JOB = struct.Struct(">Q")  # microseconds of CPU a child spent before its jo
 IDLE_BEFORE_WARM_S = 0.005
 
 
-def warm_child() -> None:
+def warm_child(job_r: int | None = None) -> None:
     """Draw a small figure in a child forked ahead of its job, while the worker is idle. A
     fork shares the worker's memory until either side writes to it, and drawing writes to much of
     what it touches (reference counts, caches), so a fresh child's first figure pays thousands of
     page copies: some 20 ms, paid here, between jobs, so that the job draws about as fast as the
-    warm worker itself would. The fonts it opened are let go again (the job starts with no open
-    file but its pipes), as a fork leaves them: reloading one costs about a millisecond."""
+    warm worker itself would. A job that comes meanwhile (on `job_r`) ends it at the next of its
+    steps (~45 ms in all, the longest ~25). The fonts it opened are let go again (the job starts
+    with no open file but its pipes), as a fork leaves them: reloading one costs about a ms."""
     import matplotlib.pyplot as plt
     import pandas as pd
     from matplotlib import font_manager
 
-    # Every built-in plot task reads a CSV: a fresh copy's first read costs ~5 ms more than later ones.
-    pd.read_csv(io.StringIO("label,value\na,1.5\nb,2\n"))
-    fig, ax = plt.subplots(figsize=(2, 2))
-    ax.plot([0, 1], [1, 0])
-    ax.set_title("warm", fontweight="bold")
-    save_svg(fig)
-    plt.close("all")
-    font_manager._get_font.cache_clear()  # what matplotlib itself does in a forked child
+    figure = []
+    steps = (
+        # Every built-in plot task reads a CSV: a fresh copy's first read costs ~5 ms more than later ones.
+        lambda: pd.read_csv(io.StringIO("label,value\na,1.5\nb,2\n")),
+        lambda: figure.extend(plt.subplots(figsize=(2, 2))),
+        lambda: (figure[1].plot([0, 1], [1, 0]), figure[1].set_title("warm", fontweight="bold")),
+        lambda: save_svg(figure[0]),
+    )
+    try:
+        for step in steps:
+            if job_r is not None and select.select([job_r], [], [], 0)[0]:
+                break
+            step()
+    finally:
+        plt.close("all")
+        font_manager._get_font.cache_clear()  # what matplotlib itself does in a forked child
 
 
 def open_fds() -> set[int]:
@@ -710,11 +719,9 @@ def await_job(worker: int, uid: int | None, warm_r: int, job_r: int, fds: tuple[
         close_all_but({0, 1, 2, job_r, *fds, res_w, warm_r} - {-1})
         if warm_r >= 0 and job_r not in select.select([job_r, warm_r], [], [])[0]:
             try:
-                warm_child()
+                warm_child(job_r)
             except Exception:  # noqa: BLE001 - a failed warm-up is no reason to lose the job
-                import matplotlib.pyplot as plt
-
-                plt.close("all")
+                pass
         with os.fdopen(job_r, "rb") as f:
             task = json.loads(f.read())
         usage = resource.getrusage(resource.RUSAGE_SELF)
