@@ -148,10 +148,26 @@ def test_off_loopback_needs_the_token(tmp_path):
             with pytest.raises(ConnectionError):
                 await anonymous.reset(seed=0)
             # bounded in number: a third session at once gets OpenEnv's typed CAPACITY_REACHED
-            held = [AsyncRemoteEnv(url, "AesWeb-v0", token=token) for _ in range(2)]
+            held: list[AsyncRemoteEnv] = []
+
+            async def opened_when_room() -> AsyncRemoteEnv:
+                """A session once the server has let the one above go: it counts a session until
+                its env is torn down, which ends a little after the client left."""
+                for _ in range(60):
+                    session = AsyncRemoteEnv(url, "AesWeb-v0", token=token)
+                    try:
+                        await session.reset(seed=0)
+                        return session
+                    except RuntimeError as exc:
+                        await session.close()
+                        if "CAPACITY_REACHED" not in str(exc):
+                            raise
+                    await asyncio.sleep(0.5)
+                raise AssertionError("the server never let the earlier session go")
+
             try:
-                for env in held:
-                    await env.reset(seed=0)
+                for _ in range(2):
+                    held.append(await opened_when_room())
                 third = AsyncRemoteEnv(url, "AesWeb-v0", token=token)
                 with pytest.raises(RuntimeError, match="CAPACITY_REACHED"):
                     await third.reset(seed=0)
