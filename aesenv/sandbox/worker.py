@@ -655,19 +655,22 @@ def warm_child(job_r: int | None = None) -> None:
     import pandas as pd
     from matplotlib import font_manager
 
-    figure = []
-    steps = (
+    def steps():  # each `yield` is a point where a job that came ends the warm-up
+        yield
         # Every built-in plot task reads a CSV: a fresh copy's first read costs ~5 ms more than later ones.
-        lambda: pd.read_csv(io.StringIO("label,value\na,1.5\nb,2\n")),
-        lambda: figure.extend(plt.subplots(figsize=(2, 2))),
-        lambda: (figure[1].plot([0, 1], [1, 0]), figure[1].set_title("warm", fontweight="bold")),
-        lambda: save_svg(figure[0]),
-    )
+        pd.read_csv(io.StringIO("label,value\na,1.5\nb,2\n"))
+        yield
+        fig, ax = plt.subplots(figsize=(2, 2))
+        yield
+        ax.plot([0, 1], [1, 0])
+        ax.set_title("warm", fontweight="bold")
+        yield
+        save_svg(fig)
+
     try:
-        for step in steps:
+        for _ in steps():
             if job_r is not None and select.select([job_r], [], [], 0)[0]:
                 break
-            step()
     finally:
         plt.close("all")
         font_manager._get_font.cache_clear()  # what matplotlib itself does in a forked child
@@ -1114,7 +1117,8 @@ def backoff(attempt: int) -> float:
 
 
 def subtree(root: int) -> list[int]:
-    """Every live process below `root` (children, theirs, ...), read from /proc."""
+    """Every live process below `root` (children, theirs, ...), read from /proc: what
+    aesenv.procfs.descendants gives, which this standalone script cannot import."""
     below: dict[str, list[str]] = {}
     for name in os.listdir("/proc"):
         if name.isdigit():
