@@ -304,7 +304,7 @@ async def test_a_job_that_closes_its_pipes_early_is_stopped_before_its_places_ar
         "    open('later.txt', 'w').write('x')\n"
     )
     first = await sandbox.run_plot(code, {}, QUICK)
-    assert first.status is RunStatus.OK and first.duration_ms < 4000, first.reason  # answered, not timed out
+    assert first.status is RunStatus.OK, first.reason  # answered on the hand-over: a timeout would say so
     second = await sandbox.run_plot(
         "import os, glob\nprint(os.listdir('.'), glob.glob('/tmp/*/late*') + glob.glob('/tmp/late*')"
         " + glob.glob('/dev/shm/late*'))\n"
