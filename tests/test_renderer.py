@@ -1,3 +1,4 @@
+import asyncio
 import io
 
 import pytest
@@ -166,3 +167,37 @@ async def test_our_page_scripts_run_in_our_world_with_their_natives_installed_on
         assert await world.ask(script, 2) == {"sum": 3, "tag": "BODY"}
     finally:
         await context.close()
+
+
+async def test_the_next_render_s_page_is_prepared_after_this_render_not_during_it():
+    # Preparing the replacement page (a context, its scripts, a page) takes the browser's main
+    # thread; made while a render navigates, it slowed that render. It is made once the render is done.
+    from aesenv.render import RenderConfig, Renderer
+
+    async with Renderer(RenderConfig(warm_pages=1, concurrency=1)) as r:
+        await r.start()
+        while len(r._warm) < 1:  # the warm set is filled at start, in the background
+            await asyncio.sleep(0.05)
+        events: list[str] = []
+        prepare, capture = r._prepared_page, r._capture
+
+        async def prepared_page(seed):
+            events.append("prepare")
+            return await prepare(seed)
+
+        async def capturing(*args):
+            events.append("capture")
+            try:
+                return await capture(*args)
+            finally:
+                events.append("captured")
+
+        r._prepared_page, r._capture = prepared_page, capturing
+        rendering = await r.render(PAGE)
+        assert rendering.status is RenderStatus.OK, rendering.error
+        assert events[:2] == ["capture", "captured"], events  # took the warm page; none made meanwhile
+        for _ in range(200):
+            if len(r._warm) == 1:
+                break
+            await asyncio.sleep(0.05)
+        assert events == ["capture", "captured", "prepare"] and len(r._warm) == 1
