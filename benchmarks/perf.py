@@ -11,8 +11,9 @@ Writes DIR/perf.json (headline numbers, per-way and per-page statistics, memory 
 
 Where the time goes (`stage_profile`): each page is also rendered the floor way, the least work a
 full-page capture of it can be on the renderer's own browser binary, kept warm (a fresh context and
-page, the HTML set and loaded with CDN URLs answered from the mirror, a viewport and a full-page
-PNG through CDP with `optimizeForSpeed`, the context closed). Per stage, the median of aesenv's
+page, the HTML set and loaded with CDN URLs answered from the mirror, one full-page PNG through CDP
+with `optimizeForSpeed`, the context closed: the one capture aesenv's render takes), and the
+viewport floor way, the same with a viewport PNG instead. Per stage, the median of aesenv's
 sequential renders stands next to the floor's matching stage, on the same pages in the same run;
 what aesenv does that the floor does not (settle, snapshot, mobile probe) has a floor of 0, and
 what no stage timer covers (context and page set-up, routing, close) is `unstaged`.
@@ -405,8 +406,10 @@ FLOOR_MAX_HEIGHT = 8000  # RenderConfig.max_full_page_height's default: the same
 FLOOR_OF_STAGE = {"navigate": "content", "screenshot": "full_png"}
 
 
-async def floor_render(browser, page: PerfPage, *, mirror=None, timeout_s: float = FLOOR_TIMEOUT_S) -> dict[str, Any]:
-    """One page the floor way on a warm `browser`; never raises (a hostile page that hangs is
+async def floor_render(browser, page: PerfPage, *, mirror=None, timeout_s: float = FLOOR_TIMEOUT_S,
+                       full_page: bool = True) -> dict[str, Any]:
+    """One page the floor way on a warm `browser`: one capture, of the full page (the render's
+    floor) or of the viewport (`full_page=False`). Never raises (a hostile page that hangs is
     counted at its elapsed time, as a timeout)."""
     clock = StageClock("context")
     state: dict[str, Any] = {"context": None}
@@ -418,15 +421,17 @@ async def floor_render(browser, page: PerfPage, *, mirror=None, timeout_s: float
             await tab.route(re.compile(r"^(https?|wss?)://"), _mirror_handler(mirror))
         clock.next("content")
         await tab.set_content(page.html, wait_until="load", timeout=timeout_s * 1000)
-        clock.next("viewport_png")
         cdp = await context.new_cdp_session(tab)
-        await cdp.send("Page.captureScreenshot", {"format": "png", "optimizeForSpeed": True})
-        clock.next("full_png")
-        height = await tab.evaluate("Math.max(document.documentElement.scrollHeight, innerHeight)")
-        captured = int(min(max(height or 0, OD_VIEWPORT["height"]), FLOOR_MAX_HEIGHT))
-        await cdp.send("Page.captureScreenshot", {
-            "format": "png", "optimizeForSpeed": True, "captureBeyondViewport": True, "fromSurface": True,
-            "clip": {"x": 0, "y": 0, "width": OD_VIEWPORT["width"], "height": captured, "scale": 1}})
+        if full_page:
+            clock.next("full_png")
+            height = await tab.evaluate("Math.max(document.documentElement.scrollHeight, innerHeight)")
+            captured = int(min(max(height or 0, OD_VIEWPORT["height"]), FLOOR_MAX_HEIGHT))
+            await cdp.send("Page.captureScreenshot", {
+                "format": "png", "optimizeForSpeed": True, "captureBeyondViewport": True, "fromSurface": True,
+                "clip": {"x": 0, "y": 0, "width": OD_VIEWPORT["width"], "height": captured, "scale": 1}})
+        else:
+            clock.next("viewport_png")
+            await cdp.send("Page.captureScreenshot", {"format": "png", "optimizeForSpeed": True})
         clock.next("close")
         await context.close()
         state["context"] = None
@@ -446,7 +451,7 @@ def stage_profile(samples: Sequence[dict[str, Any]], pages: Sequence[str]) -> di
     def ok(way: str) -> list[dict[str, Any]]:
         return [s for s in samples if s["way"] == way and s["page"] in pages and s["status"] == "ok"]
 
-    ours, floor = ok("aesenv_sequential"), ok("floor")
+    ours, floor, viewport_floor = ok("aesenv_sequential"), ok("floor"), ok("floor_viewport")
     if not ours or not floor:
         return {}
     stage_names = sorted({k for s in ours for k in s.get("stages_ms", {})})
@@ -463,8 +468,7 @@ def stage_profile(samples: Sequence[dict[str, Any]], pages: Sequence[str]) -> di
                         "above_floor_ms": _r((unstaged or 0.0) - (floor_setup or 0.0))}
     total, floor_total = percentile([s["ms"] for s in ours], 50), percentile([s["ms"] for s in floor], 50)
     return {"pages": sorted(pages), "stages": rows, "aesenv_median_ms": _r(total), "floor_median_ms": _r(floor_total),
-            "floor_viewport_only_median_ms": _r(percentile(
-                [s["ms"] - s["stages_ms"].get("full_png", 0.0) for s in floor], 50)),
+            "floor_viewport_median_ms": _r(percentile([s["ms"] for s in viewport_floor], 50)),
             "render_vs_floor": _ratio(total, floor_total)}
 
 
@@ -637,7 +641,7 @@ async def run_perf(out_dir: str | Path, *, rounds: int = 3, pages: Sequence[str]
     if non_hostile_throughput and any(p.hostile for p in page_set) and any(not p.hostile for p in page_set):
         batches.append(("non_hostile", lambda p: not p.hostile))
     batch_size = {name: sum(1 for p in page_set if keep(p)) for name, keep in batches}
-    per_round = len(page_set) * (len(od_ways) + 2) + len(levels) * sum(batch_size.values())
+    per_round = len(page_set) * (len(od_ways) + 3) + len(levels) * sum(batch_size.values())
     bar = _progress_bar(rounds * per_round + memory_renders, progress)
     rng = random.Random(seed)
     try:
@@ -663,12 +667,12 @@ async def run_perf(out_dir: str | Path, *, rounds: int = 3, pages: Sequence[str]
                 order = list(page_set)
                 rng.shuffle(order)
                 for i, page in enumerate(order):
-                    ways = [*od_ways, ("aesenv_sequential", None), ("floor", None)]
+                    ways = [*od_ways, ("aesenv_sequential", None), ("floor", None), ("floor_viewport", None)]
                     k = (rnd + i) % len(ways)
                     for way, binary in ways[k:] + ways[:k]:
                         bar.set_postfix_str(f"r{rnd} {way} {page.name}")
-                        if way == "floor":
-                            s = await floor_render(floor_browser, page, mirror=mirror)
+                        if way.startswith("floor"):
+                            s = await floor_render(floor_browser, page, mirror=mirror, full_page=way == "floor")
                         elif binary is None:
                             s = await aesenv_render(seq, page)
                         else:

@@ -106,8 +106,10 @@ def test_stage_profile_sets_each_stage_against_its_floor():
         sample("aesenv_sequential", "a", 400, {"navigate": 50, "settle": 100, "screenshot": 150}),
         sample("aesenv_sequential", "b", 600, {"navigate": 70, "settle": 300, "screenshot": 130}),
         sample("aesenv_sequential", "hung", 9000, {"navigate": 9000}, status="timeout"),
-        sample("floor", "a", 200, {"context": 20, "content": 30, "viewport_png": 40, "full_png": 90, "close": 20}),
-        sample("floor", "b", 240, {"context": 20, "content": 50, "viewport_png": 40, "full_png": 110, "close": 20}),
+        sample("floor", "a", 160, {"context": 20, "content": 30, "full_png": 90, "close": 20}),
+        sample("floor", "b", 200, {"context": 20, "content": 50, "full_png": 110, "close": 20}),
+        sample("floor_viewport", "a", 110, {"context": 20, "content": 30, "viewport_png": 40, "close": 20}),
+        sample("floor_viewport", "b", 130, {"context": 20, "content": 50, "viewport_png": 40, "close": 20}),
         sample("opendesign", "a", 1000, {}),
     ]
     profile = perf.stage_profile(samples, ["a", "b", "hung"])
@@ -116,8 +118,8 @@ def test_stage_profile_sets_each_stage_against_its_floor():
     assert stages["screenshot"]["floor_ms"] == 100.0 and stages["screenshot"]["above_floor_ms"] == 40.0
     assert stages["settle"]["floor_stage"] is None and stages["settle"]["above_floor_ms"] == 200.0
     assert stages["unstaged"]["aesenv_ms"] == 100.0 and stages["unstaged"]["floor_ms"] == 40.0  # 400-300, 600-500
-    assert profile["aesenv_median_ms"] == 500.0 and profile["floor_median_ms"] == 220.0
-    assert profile["render_vs_floor"] == round(500 / 220, 2) and profile["floor_viewport_only_median_ms"] == 120.0
+    assert profile["aesenv_median_ms"] == 500.0 and profile["floor_median_ms"] == 180.0
+    assert profile["render_vs_floor"] == round(500 / 180, 2) and profile["floor_viewport_median_ms"] == 120.0
     assert perf.stage_profile([s for s in samples if s["way"] != "floor"], ["a", "b"]) == {}
 
 
@@ -162,4 +164,6 @@ async def test_quick_run_writes_sane_perf_json(tmp_path):
     assert data["headline"]["render_vs_floor"] == profile["render_vs_floor"] > 0
     assert profile["stages"]["navigate"]["floor_ms"] > 0 and profile["stages"]["screenshot"]["floor_ms"] > 0
     assert profile["stages"]["settle"]["floor_ms"] == 0.0
-    assert data["ways"]["floor"]["n"] == n
+    assert data["ways"]["floor"]["n"] == data["ways"]["floor_viewport"]["n"] == n
+    assert all("viewport_png" not in s["stages_ms"] for s in data["samples"] if s["way"] == "floor")
+    assert profile["floor_viewport_median_ms"] > 0
