@@ -890,7 +890,7 @@ class Worker:
         raw = streams.result
         waited_us = PRE_JOB.unpack(raw[:PRE_JOB.size])[0] if len(raw) >= PRE_JOB.size else 0
         result["cpu_ms"] = max(0.0, streams.cpu_ms - waited_us / 1000)
-        result.update(self.outcome(job, outcome, streams.wait_status, raw[PRE_JOB.size:], limits))
+        result.update(self.outcome(job, outcome, streams, raw[PRE_JOB.size:], limits))
         if prober is not None:
             result["probe"] = prober.result
         if job["kind"] == "plot":
@@ -900,7 +900,7 @@ class Worker:
         self.clock.mark("collect")
         return result
 
-    def outcome(self, job: dict, outcome: str, wait_status: int, raw: bytes, limits: dict) -> dict:
+    def outcome(self, job: dict, outcome: str, streams: "Streams", raw: bytes, limits: dict) -> dict:
         if outcome == "probed":  # we ended a serving job once its port was probed: not its failure
             return {"status": "ok", "exit_code": None, "reason": ""}
         if outcome == "timeout":
@@ -910,8 +910,8 @@ class Worker:
         if outcome.startswith("overflow:"):
             return {"status": "killed", "reason": f"{outcome[9:]} exceeded its size limit"}
         if outcome == "handed":  # a plot that gave its result (how its process then ends is not the job's)
-            return child_result(raw)
-        code = os.waitstatus_to_exitcode(wait_status)
+            return checked_result(streams.handed)
+        code = os.waitstatus_to_exitcode(streams.wait_status)
         if code < 0:
             sig = -code
             if sig == signal.SIGXCPU:
@@ -1063,23 +1063,24 @@ def ipc_objects() -> dict[str, list[int]]:
     return found
 
 
-def whole_json(raw: bytes) -> bool:
-    """Whether `raw` is one complete JSON object (a result cut short by a kill is not)."""
-    try:
-        return isinstance(json.loads(raw), dict)
-    except ValueError:
-        return False
-
-
-def child_result(raw: bytes) -> dict:
-    """The child's report, checked: it shares a process with the user's code, so it can claim a
-    user-side status (ok, error, killed) and carry figures, never an infra error or a timeout."""
-    forged = {"status": "error", "reason": "the script wrote over its result channel"}
+def json_object(raw: bytes) -> dict | None:
+    """`raw` read as one complete JSON object, or None (a result cut short by a kill is not one)."""
     try:
         data = json.loads(raw)
     except ValueError:
-        return forged
-    if not isinstance(data, dict) or data.get("status") not in ("ok", "error", "killed"):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def child_result(raw: bytes) -> dict:
+    return checked_result(json_object(raw))
+
+
+def checked_result(data: dict | None) -> dict:
+    """The child's report, checked: it shares a process with the user's code, so it can claim a
+    user-side status (ok, error, killed) and carry figures, never an infra error or a timeout."""
+    forged = {"status": "error", "reason": "the script wrote over its result channel"}
+    if data is None or data.get("status") not in ("ok", "error", "killed"):
         return forged
     figures = data.get("figures")
     if not isinstance(figures, list) or not all(valid_figure(f) for f in figures):
@@ -1180,6 +1181,7 @@ class Streams:
         self.limits = {1: max_output, 2: max_output, 3: MAX_RESULT_BYTES}
         self.wait_status = 0
         self.cpu_ms = 0.0  # the job process's own CPU time (its children not included)
+        self.handed: dict | None = None  # the result a plot handed over, decoded once
 
     def follow(self, pid: int | None, deadline: float, meter: "JobMemory", stop=None, handover: bool = False) -> str:
         """Read the job's pipes until its process `pid` ends ("reaped"; None: until `stop`), a
@@ -1213,9 +1215,11 @@ class Streams:
                     overflow = self.read(fd)
                     if overflow:
                         return overflow
-                if handover and pid is not None and not self.fds and whole_json(self.data[3][PRE_JOB.size:]):
-                    self.cpu_ms = process_cpu_ms(pid)
-                    return "handed"
+                if handover and pid is not None and not self.fds:
+                    self.handed = json_object(self.data[3][PRE_JOB.size:])
+                    if self.handed is not None:
+                        self.cpu_ms = process_cpu_ms(pid)
+                        return "handed"
                 if pidfd is not None and pidfd in ready:
                     _, self.wait_status, usage = os.wait4(pid, 0)
                     self.cpu_ms = (usage.ru_utime + usage.ru_stime) * 1000
