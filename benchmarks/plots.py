@@ -13,9 +13,8 @@ time; for in-process, this process's) gives a load-independent view of the same 
 `channel_median_ms` (host wall time minus the worker's own) isolates what each backend's transport
 adds. `stages` says where a warm run's time goes, as medians per stage: for in-process, the script
 and the saving of its figures; for each sandbox, the worker's own stages (prepare the workspace,
-start the job's process, run, of which the script and saving as the job reports them, collect the
-result, clean up)
-and `transport`, the rest of the host's wall time (encoding, the pipe or socket, the record). The docker image has the same library versions as this environment (see
+start the job's process, run, of which the job's set-up, its script and saving as the job reports
+them, collect the result, clean up) and `transport`, the rest of the host's wall time (encoding, the pipe or socket, the record). The docker image has the same library versions as this environment (see
 aesenv.sandbox.image) but Debian's python3 build, which may draw at a different speed.
 
 Two views of the local sandbox alone follow, because a worker's cost depends on when its next job

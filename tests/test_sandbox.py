@@ -71,7 +71,7 @@ async def test_a_run_says_where_its_time_went(sandbox):
     account of running and saving among them; the script cannot put anything else there."""
     code = ("import json, os\n"
             "said = json.dumps({'status': 'ok', 'figures': [], 'timings_ms': {'script': 'x', 'clean': 1e12, "
-            "'save': -1}}).encode()\n"
+            "'save': -1, 'setup': 1e9}}).encode()\n"
             "for fd in range(3, 32):\n"
             "    try:\n"
             "        os.write(fd, said)\n"
@@ -81,12 +81,13 @@ async def test_a_run_says_where_its_time_went(sandbox):
     forged = await sandbox.run_plot(code, {}, QUICK)
     assert forged.status is RunStatus.OK, forged.reason
     assert {"prepare", "start", "run", "collect", "clean"} <= set(forged.timings_ms)
-    assert not {"run.script", "run.save"} & set(forged.timings_ms) and forged.timings_ms["clean"] < 1e6
+    assert not {"run.setup", "run.script", "run.save"} & set(forged.timings_ms) and forged.timings_ms["clean"] < 1e6
     run = await sandbox.run_plot("import matplotlib.pyplot as plt\nplt.plot([1, 2])\n", {}, QUICK)
     assert run.status is RunStatus.OK, run.reason
     stages = run.timings_ms
-    assert {"prepare", "start", "run", "collect", "clean", "run.script", "run.save"} <= set(stages), stages
-    assert all(ms >= 0 for ms in stages.values()) and stages["run.script"] + stages["run.save"] <= stages["run"]
+    assert {"prepare", "start", "run", "collect", "clean", "run.setup", "run.script", "run.save"} <= set(stages), stages
+    assert all(ms >= 0 for ms in stages.values())
+    assert stages["run.setup"] + stages["run.script"] + stages["run.save"] <= stages["run"]
 
 
 async def test_raise_gives_error_with_traceback(sandbox):

@@ -488,7 +488,7 @@ def _dense(artist) -> bool:
     return False
 
 
-def run_script(code: str, plotly_figures, workspace: str) -> dict:
+def run_script(code: str, plotly_figures, workspace: str, received: float | None = None) -> dict:
     """Run the script, then save every figure it left open. Whatever either raises is reported as
     the user's: its type and whole message, the line of main.py it came from, and for a failure
     while saving (a mathtext label is only parsed when the figure is drawn) which figure it was."""
@@ -534,6 +534,8 @@ def run_script(code: str, plotly_figures, workspace: str) -> dict:
             line = error_line(exc)
     flush_output()  # what saving printed (a user's draw callback, warnings): the child leaves by os._exit
     timings = {"script": (ran - started) * 1000, "save": (time.monotonic() - ran) * 1000}
+    if received is not None:  # from the job's arrival to its first line: becoming the sandboxed process
+        timings["setup"] = (started - received) * 1000
     return {"status": status, "reason": reason, "traceback": tb, "error_line": line, "figures": figures,
             "timings_ms": timings}
 
@@ -568,11 +570,11 @@ def capture_plotly():
     return lambda: unique(shown) if shown else [f for f in unique(created) if type(f).__name__ == "Figure"]
 
 
-def child_plot(code: str, result_fd: int, workspace: str) -> None:
+def child_plot(code: str, result_fd: int, workspace: str, received: float) -> None:
     """Run the job and hand its result over, then close every pipe to the worker before exiting:
     the worker answers on seeing them all closed (`Streams.follow`'s "handed"), while the kernel
     still releases this copy of the warm worker's memory (some 7 ms of a plot's run)."""
-    result = run_script(code, capture_plotly(), workspace)
+    result = run_script(code, capture_plotly(), workspace, received)
     data = json.dumps(result).encode()
     view = memoryview(data)
     while view:
@@ -727,12 +729,13 @@ def await_job(worker: int, uid: int | None, warm_r: int, job_r: int, fds: tuple[
                 pass
         with os.fdopen(job_r, "rb") as f:
             task = json.loads(f.read())
+        received = time.monotonic()
         usage = resource.getrusage(resource.RUSAGE_SELF)
         os.write(res_w, PRE_JOB.pack(round((usage.ru_utime + usage.ru_stime) * 1e6)))
         exit_code = 0 if task["kind"] == "plot" else 127
         enter_child(task["workspace"], uid, task["limits"], fds, res_w)
         if task["kind"] == "plot":
-            child_plot(task["code"], res_w, task["workspace"])
+            child_plot(task["code"], res_w, task["workspace"], received)
         else:
             for sig in (signal.SIGPIPE, signal.SIGXFSZ):
                 signal.signal(sig, signal.SIG_DFL)
@@ -1091,7 +1094,7 @@ def checked_result(data: dict | None) -> dict:
             "traceback": str(data.get("traceback", "")), "figures": figures,
             "error_line": line if type(line) is int and line > 0 else None,
             # the script's own account of its time (informational: it could say anything here)
-            "timings_ms": {f"run.{key}": float(timings[key]) for key in ("script", "save")
+            "timings_ms": {f"run.{key}": float(timings[key]) for key in ("setup", "script", "save")
                            if type(timings.get(key)) in (int, float) and 0 <= timings[key] < 1e9}}
 
 
