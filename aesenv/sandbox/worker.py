@@ -1076,6 +1076,7 @@ def json_object(raw: bytes) -> dict | None:
 
 
 def child_result(raw: bytes) -> dict:
+    """The report of a child that exited, as its result pipe holds it."""
     return checked_result(json_object(raw))
 
 
