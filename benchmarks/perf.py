@@ -419,18 +419,17 @@ async def floor_render(browser, page: PerfPage, *, mirror=None, timeout_s: float
         tab = await context.new_page()
         if mirror is not None:
             await tab.route(re.compile(r"^(https?|wss?)://"), _mirror_handler(mirror))
+        cdp = await context.new_cdp_session(tab)  # set-up, as the render's own is made ahead
         clock.next("content")
         await tab.set_content(page.html, wait_until="load", timeout=timeout_s * 1000)
-        cdp = await context.new_cdp_session(tab)
+        clock.next("full_png" if full_page else "viewport_png")
         if full_page:
-            clock.next("full_png")
             height = await tab.evaluate("Math.max(document.documentElement.scrollHeight, innerHeight)")
             captured = int(min(max(height or 0, OD_VIEWPORT["height"]), FLOOR_MAX_HEIGHT))
             await cdp.send("Page.captureScreenshot", {
                 "format": "png", "optimizeForSpeed": True, "captureBeyondViewport": True, "fromSurface": True,
                 "clip": {"x": 0, "y": 0, "width": OD_VIEWPORT["width"], "height": captured, "scale": 1}})
         else:
-            clock.next("viewport_png")
             await cdp.send("Page.captureScreenshot", {"format": "png", "optimizeForSpeed": True})
         clock.next("close")
         await context.close()
