@@ -1,5 +1,6 @@
-""""Shown" means what a person sees in the captured image: one definition (aesenv/render/seen.js
-in our isolated world, then ink in the screenshot, aesenv/render/shown.py) for every consumer.
+""""Shown" means what a person sees in the captured image: one definition for every consumer (a first
+filter, aesenv/render/seen.js in our isolated world, then the counterfactual: content counts where
+taking it away changes the captured pixels, aesenv/render/counterfactual.py).
 
 Each way of hiding text is checked next to an honest way of showing it that looks alike to a
 naive reader (the same element, the same words), so a rule that is too strict fails as surely
@@ -11,7 +12,8 @@ import numpy as np
 import pytest
 
 from aesenv.render.models import DomElement
-from aesenv.render.shown import Run, assemble, confirmed, has_ink, painted, parse_runs, stands_out
+from aesenv.render.counterfactual import Item, Taken, apca, judge_element, judge_text, needs_chars, plan
+from aesenv.render.shown import Run, assemble, painted, parse_runs
 
 WORDS = "Sourdough loaf six dollars"
 
@@ -51,6 +53,31 @@ HIDDEN = {
     "template": f"<template><p>{WORDS}</p></template>",
     "svg fill-opacity": f'<svg width="500" height="60"><text x="0" y="30" fill-opacity="0">{WORDS}</text></svg>',
     "blurred": f'<p style="filter:blur(30px)">{WORDS}</p>',
+    # Paint effects a list of properties does not read: only the pixels can say.
+    "transparent mask": f'<p style="-webkit-mask-image:linear-gradient(transparent,transparent);'
+                        f'mask-image:linear-gradient(transparent,transparent)">{WORDS}</p>',
+    "SVG filter that zeroes alpha": '<svg width="0" height="0" style="position:absolute"><filter id="z"><feColorMatrix '
+                                    'type="matrix" values="0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0"/></filter></svg>'
+                                    f'<p style="filter:url(#z)">{WORDS}</p>',
+    "blend mode that paints nothing": f'<p style="color:#000;mix-blend-mode:lighten">{WORDS}</p>',
+    "clip-path path": f'<p style="clip-path:path(\'M0 0 L1 0 L1 1 Z\')">{WORDS}</p>',
+    "glyphs transparent, a far shadow as ink": f'<p style="color:transparent;text-shadow:0 300px 0 #000">{WORDS}</p>',
+    "under its own parent's background": f'<div style="background:#fff"><p style="position:relative;z-index:-1">{WORDS}</p></div>',
+    "covered, click-through, below the first screen": f'<div style="margin-top:1200px;position:relative"><p>{WORDS}</p>'
+                                                      '<div style="position:absolute;inset:0;background:#fff;pointer-events:none">'
+                                                      '</div></div>',
+    "masked over stripes": '<div style="background:repeating-linear-gradient(90deg,#000 0 2px,#fff 2px 6px)">'
+                           f'<p style="-webkit-mask-image:linear-gradient(transparent,transparent)">{WORDS}</p></div>',
+    "content-visibility hidden": f'<div style="content-visibility:hidden"><p>{WORDS}</p></div>',
+    "hidden until found": f'<div hidden="until-found"><p>{WORDS}</p></div>',
+    "pale yellow on white": f'<p style="color:#ffff99">{WORDS}</p>',
+    "transparent, over other text": '<div style="position:relative"><p>Lorem ipsum dolor sit amet consectetur</p>'
+                                    f'<p style="position:absolute;top:0;left:0;margin:0;-webkit-text-fill-color:transparent">{WORDS}</p></div>',
+    "a list box option not displayed": f'<select size="3"><option>Rye</option><option style="display:none">{WORDS}</option></select>',
+    "in a shadow root, under a cover": '<div id="h"></div><script>const r = document.getElementById("h").attachShadow('
+                                       '{mode: "closed"}); r.innerHTML = `<div style="position:relative"><p>' + WORDS
+                                       + '</p><div style="position:absolute;inset:0;background:#fff;pointer-events:none">'
+                                       '</div></div>`;</script>',
 }
 
 SHOWN = {
@@ -71,8 +98,28 @@ SHOWN = {
     "text over a photo": f'<div style="background:linear-gradient(#345,#987);padding:20px"><p style="color:#fff">{WORDS}</p></div>',
     "half opacity": f'<p style="opacity:0.5">{WORDS}</p>',
     "red on green (as light as each other)": f'<div style="background:#00a000"><p style="color:#f00">{WORDS}</p></div>',
-    "on a face of a 3D cube": f'<div style="perspective:600px"><div style="transform-style:preserve-3d;width:400px;margin:40px;transform:rotateY(20deg)">'
+    "on a face of a 3D cube": f'<div style="perspective:600px"><div style="transform-style:preserve-3d;width:400px;margin:40px 140px;transform:rotateY(20deg)">'
                              f'<p style="width:400px;background:#234;color:#fff;backface-visibility:hidden">{WORDS}</p></div></div>',
+    "in an open shadow root": '<div id="h"></div><script>document.getElementById("h").attachShadow({mode: "open"})'
+                              f'.innerHTML = "<p>{WORDS}</p>";</script>',
+    "in a closed shadow root": '<div id="h"></div><script>document.getElementById("h").attachShadow({mode: "closed"})'
+                               f'.innerHTML = "<p>{WORDS}</p>";</script>',
+    "in a declarative closed shadow root": f'<div><template shadowrootmode="closed"><p>{WORDS}</p></template></div>',
+    "slotted into a shadow root": f'<div id="h"><span>{WORDS}</span></div><script>document.getElementById("h")'
+                                  '.attachShadow({mode: "closed"}).innerHTML = "<p style=\'color:#123\'><slot></slot></p>";</script>',
+    "an opaque mask": f'<p style="-webkit-mask-image:linear-gradient(#000,#000)">{WORDS}</p>',
+    "stroke only": f'<p style="color:transparent;-webkit-text-stroke:1px #222;font-size:28px">{WORDS}</p>',
+    "under a translucent veil": f'<div style="position:relative"><p>{WORDS}</p><div style="position:absolute;inset:0;'
+                                'background:rgba(255,255,255,0.4)"></div></div>',
+    "multiply on a tint": f'<div style="background:#fde"><p style="mix-blend-mode:multiply;color:#235">{WORDS}</p></div>',
+    "open details": f'<details open><summary>More</summary><p>{WORDS}</p></details>',
+    "visible inside a hidden parent": f'<div style="visibility:hidden"><p style="visibility:visible">{WORDS}</p></div>',
+    "in a display: contents wrapper": f'<div style="display:contents"><p>{WORDS}</p></div>',
+    "behind its own stacking context's background": '<div style="position:relative;z-index:0;background:#eef">'
+                                                     f'<p style="position:relative;z-index:-1">{WORDS}</p></div>',
+    "a list box option": f'<select size="3" style="width:400px"><option>{WORDS}</option><option>Rye</option></select>',
+    "glowing": f'<p style="text-shadow:0 0 6px #f0f">{WORDS}</p>',
+    "under a link colour transition": f'<p><a href="#" style="transition:color 2s,-webkit-text-fill-color 2s">{WORDS}</a></p>',
 }
 
 
@@ -90,6 +137,16 @@ async def test_shown_text_is_page_text(renderer, name):
     rendering = await renderer.render(page(SHOWN[name]))
     text = rendering.metrics.visible_text
     assert WORDS.upper() in text if "upper" in name else WORDS in text, (name, text, rendering.notes)
+
+
+async def test_a_clipped_line_counts_the_characters_inside_the_clip(renderer):
+    rendering = await renderer.render(page(f'<div style="width:150px;overflow:hidden;white-space:nowrap">{WORDS}</div>'))
+    text = rendering.metrics.visible_text
+    assert text.startswith("Bakery Sourdough") and WORDS not in text and "dollars" not in text, text
+    masked = ('<p style="display:inline-block;-webkit-mask-image:linear-gradient(90deg,#000 50%,transparent 50%)">'
+              f'{WORDS}</p>')
+    text = (await renderer.render(page(masked))).metrics.visible_text
+    assert "Sourdough" in text and "dollars" not in text, text
 
 
 async def test_headings_and_element_text_come_from_the_shown_runs(renderer):
@@ -141,57 +198,100 @@ async def test_the_page_cannot_change_what_our_snapshot_reports(renderer):
 # --- the host side, on pixels made here ----------------------------------------------------------
 
 
-def test_ink_is_pixels_unlike_the_box_dominant_colour():
-    image = np.full((100, 200, 3), 250, dtype=np.uint8)
-    assert not has_ink(image, (10, 10, 100, 30))
-    image[20:30, 20:60] = 30  # glyph strokes
-    assert has_ink(image, (10, 10, 100, 30))
-    assert not has_ink(image, (120, 10, 60, 30))  # beside them: blank
-    assert not has_ink(image, (-500, 10, 100, 30)) and not has_ink(image, (10, 150, 50, 20))  # outside the image
-    faint = np.full((100, 200, 3), 250, dtype=np.uint8)
-    faint[20:30, 20:60] = 240  # 2% opacity text: invisible
-    assert not has_ink(faint, (10, 10, 100, 30))
+def _taken(before: np.ndarray, after: np.ndarray) -> Taken:
+    return Taken(before, after, (0, 0), 1.0)
 
 
-def test_runs_are_confirmed_then_assembled_in_document_order():
-    image = np.full((60, 300, 3), 255, dtype=np.uint8)
-    image[5:15, 0:40] = 0      # "Hello " drawn
-    image[5:15, 50:90] = 0     # "world" drawn
-    runs = [Run(1, "Hello ", (0, 0, 45, 20), True), Run(2, "world", (48, 0, 45, 20), False),
-            Run(1, " hidden", (200, 30, 80, 20), False), Run(3, "Next", (0, 40, 40, 15), True)]
-    image[42:52, 2:30] = 0
-    kept, unconfirmed = confirmed(runs, image)
-    assert unconfirmed == 1 and [r.text for r in kept] == ["Hello ", "world", "Next"]
-    shown = assemble(kept, ["body", "h2", "b", "p"], [-1, 0, 1, 0])
+def _glyphs(image: np.ndarray, x0: int, x1: int, y0: int = 5, y1: int = 19, colour: int = 20) -> None:
+    """Glyph-like strokes: vertical bars two pixels wide every four (about a character's ink)."""
+    for x in range(x0, x1, 4):
+        image[y0:y1, x:x + 2] = colour
+
+
+def test_text_counts_where_taking_it_away_changed_its_boxes():
+    before = np.full((40, 300, 3), 255, dtype=np.uint8)
+    _glyphs(before, 0, 100)
+    after = np.full_like(before, 255)
+    verdict = judge_text(_taken(before, after), "Hello world", [(0, 0, 100, 24)])
+    assert verdict.stretches == [(0, 11)] and verdict.lc > 60
+    # the same pixels before and after: ink there, but not this text's
+    assert judge_text(_taken(before, before.copy()), "Hello world", [(0, 0, 100, 24)]).stretches == []
+
+
+def test_faint_or_tiny_text_is_not_shown_though_its_pixels_changed():
+    before = np.full((40, 300, 3), 255, dtype=np.uint8)
+    _glyphs(before, 0, 100, colour=235)  # pale on white: APCA well under 15
+    verdict = judge_text(_taken(before, np.full_like(before, 255)), "Hello world", [(0, 0, 100, 24)])
+    assert verdict.stretches == [] and "faint" in verdict.why
+    tiny = np.full((40, 300, 3), 255, dtype=np.uint8)
+    tiny[10:11, 0:12] = 0  # forty characters in a dozen pixels
+    verdict = judge_text(_taken(tiny, np.full_like(tiny, 255)), "x" * 40, [(0, 0, 100, 24)])
+    assert verdict.stretches == [] and "small" in verdict.why
+
+
+def test_a_line_half_shown_is_judged_character_by_character():
+    before = np.full((40, 300, 3), 255, dtype=np.uint8)
+    _glyphs(before, 0, 60)  # only the first 60 px of a 120-px line changed
+    taken = _taken(before, np.full_like(before, 255))
+    rects = [(0, 0, 120, 24)]
+    assert needs_chars(taken, rects)
+    text = "abcdefghijkl"
+    chars = [(10.0 * i, 0.0, 10.0, 24.0) for i in range(len(text))]
+    assert judge_text(taken, text, rects, chars).stretches == [(0, 6)]
+    whole = np.full((40, 300, 3), 255, dtype=np.uint8)
+    _glyphs(whole, 0, 120)
+    assert not needs_chars(_taken(whole, np.full_like(whole, 255)), rects)
+
+
+def test_a_picture_shows_where_its_box_changed():
+    before = np.full((100, 100, 3), 255, dtype=np.uint8)
+    before[20:60, 20:60] = (30, 90, 200)
+    assert judge_element(_taken(before, np.full_like(before, 255)), (20, 20, 60, 60))
+    assert not judge_element(_taken(before, before.copy()), (20, 20, 60, 60))
+
+
+def test_apca_signs_and_floor():
+    assert apca(np.array([0, 0, 0]), np.array([255, 255, 255])) > 100
+    assert apca(np.array([255, 255, 255]), np.array([0, 0, 0])) < -100
+    assert abs(apca(np.array([255, 255, 224]), np.array([255, 255, 255]))) < 15  # pale yellow on white
+
+
+def test_items_that_may_share_pixels_are_never_taken_away_together():
+    a = Item(0, "text", [(0, 0, 100, 20)])
+    b = Item(1, "text", [(50, 5, 150, 25)])        # over a
+    c = Item(2, "text", [(0, 40, 100, 60)])        # clear of both
+    d = Item(3, "text", [(0, 80, 100, 100)], wide=True)
+    far = Item(4, "text", [(300, 0, 400, 20)], margin=260)  # its shadow reaches a
+    groups = plan([a, b, c, d, far])
+    together = {frozenset(i.id for i in g) for g in groups}
+    assert not any({0, 1} <= g or {0, 4} <= g for g in together)
+    assert frozenset({3}) in together and any({0, 2} <= g for g in together)
+
+
+def test_runs_are_assembled_in_document_order():
+    runs = [Run(1, "Hello ", (0, 0, 45, 20), True), Run(2, "world", (48, 0, 45, 20), False), Run(3, "Next", (0, 40, 40, 15), True)]
+    shown = assemble(runs, ["body", "h2", "b", "p"], [-1, 0, 1, 0])
     assert shown.visible_text == "Hello world Next"
     assert shown.element_text == {1: "Hello", 2: "world", 3: "Next"}
     assert shown.headings == [{"level": 2, "text": "Hello world"}]
+    assert runs[0].part(1, 4).text == "ell" and runs[0].part(1, 4).gap
 
 
 def test_malformed_runs_are_left_out():
-    raw = [[0, "ok", 0, 0, 10, 10, 1], [0, 5, 0, 0, 1, 1, 0], "x", [0, "nan", float("nan"), 0, 1, 1, 0], [0, "short"]]
-    assert [r.text for r in parse_runs(raw)] == ["ok"]
+    good = [0, "ok", 0, 0, 10, 10, 1, "", 0, 0, 0, [[0, 0, 10, 10]], 0]
+    raw = [good, [0, 5, *good[2:]], "x", [0, "nan", float("nan"), *good[3:]], [0, "short"], good[:7]]
+    assert [(r.text, r.rects) for r in parse_runs(raw)] == [("ok", [(0.0, 0.0, 10.0, 10.0)])]
 
 
-def _el(tag: str, parent: int, paints: str = "", box=(0, 0, 10, 10)) -> DomElement:
-    return DomElement(tag=tag, parent=parent, x=box[0], y=box[1], w=box[2], h=box[3], paints=paints)
+def _el(tag: str, parent: int, paints: str = "", box=(0, 0, 10, 10), item: int = -1) -> DomElement:
+    return DomElement(tag=tag, parent=parent, x=box[0], y=box[1], w=box[2], h=box[3], paints=paints, item=item)
 
 
 def test_painted_keeps_what_paints_or_holds_shown_text_and_its_ancestors():
-    image = np.full((100, 100, 3), 255, dtype=np.uint8)
-    image[60:70, 60:70] = 0
     els = [_el("body", -1), _el("nav", 0), _el("a", 1), _el("section", 0), _el("div", 3, "style"),
-           _el("img", 0, "replaced", (0, 0, 20, 20)), _el("canvas", 0, "replaced", (55, 55, 20, 20)), _el("p", 0)]
+           _el("img", 0, "replaced", (0, 0, 20, 20), 0), _el("canvas", 0, "replaced", (55, 55, 20, 20), 1), _el("p", 0)]
     runs = [Run(7, "text", (0, 0, 5, 5), False)]
-    kept, nearest = painted(els, runs, image)
+    kept, nearest = painted(els, runs, {0: False, 1: True})
     assert [e.tag for e in kept] == ["body", "section", "div", "canvas", "p"]
     assert [e.parent for e in kept] == [-1, 0, 1, 0, 0]
     assert nearest[2] == 0 and nearest[4] == 2  # the link's runs would go to body; the div is kept
-
-
-def test_a_picture_of_one_colour_stands_out_from_what_surrounds_it():
-    image = np.full((100, 100, 3), 255, dtype=np.uint8)
-    image[20:60, 20:60] = (30, 90, 200)  # a canvas cleared to blue
-    assert not has_ink(image, (20, 20, 40, 40)) and stands_out(image, (20, 20, 40, 40))
-    assert not stands_out(image, (70, 70, 20, 20))  # a white canvas on white shows nothing
-    assert stands_out(np.full((50, 50, 3), 9, dtype=np.uint8), (0, 0, 50, 50))  # filling everything, it is the page

@@ -22,6 +22,7 @@ of a world script is ours.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from importlib import resources
@@ -32,17 +33,29 @@ from playwright.async_api import Error as PlaywrightError, Page
 KEY = "__aesenv__"
 NATIVES_JS = (resources.files("aesenv.render") / "natives.js").read_text()
 SEEN_JS = (resources.files("aesenv.render") / "seen.js").read_text()
+COUNTERFACTUAL_JS = (resources.files("aesenv.render") / "counterfactual.js").read_text()
 NATIVES = f"(window.{KEY} || ({NATIVES_JS})(window))"
 WORLD_NAME = "aesenv"
 
-# Installs the natives and `seen` in a fresh world of ours (once per document).
+# Installs the natives, `seen` and the counterfactual's page half (`cf`) in a fresh world of ours
+# (once per document). `store` is what our world keeps about this document: the closed shadow roots
+# the protocol handed us (host -> root), what the counterfactual measures (items, text nodes) and
+# its verdicts, which every later `seen` pass honours.
 _INSTALL = f"""function () {{
   if (!globalThis.{KEY}) {{
-    const N = ({NATIVES_JS})(globalThis);
-    Object.defineProperty(globalThis, {KEY!r}, {{ value: Object.freeze({{ ...N, seen: ({SEEN_JS})(N) }}) }});
+    const store = {{ closed: new WeakMap(), text: new WeakMap(), elements: new WeakMap(), items: [], nodes: [] }};
+    const N = {{ ...({NATIVES_JS})(globalThis), store }};
+    const seen = ({SEEN_JS})({{ ...N }});
+    Object.defineProperty(globalThis, {KEY!r}, {{ value: Object.freeze({{ ...N, seen, cf: ({COUNTERFACTUAL_JS})(N, seen) }}) }});
   }}
   return true;
 }}"""
+
+
+# Closed shadow roots handed to our world per document, at most (a page that makes more has them
+# measured no further: what is in them is not shown).
+MAX_CLOSED_ROOTS = 200
+_KEEP_CLOSED = f"function (_, host, root) {{ globalThis.{KEY}.store.closed.set(host, root); return true; }}"
 
 
 class WorldScriptError(RuntimeError):
@@ -70,6 +83,10 @@ class World:
         self.cdp = cdp
         self._context: int | None = None
         self._frame: str | None = None
+        # One call of ours on the page at a time: a taking-away (`aesenv.render.counterfactual`)
+        # freezes the page, hides content and restores it, and no other channel probing the same
+        # live page may read it meanwhile (`LivePage` takes this around every call).
+        self.turn = asyncio.Lock()
 
     async def context(self) -> int:
         if self._context is None:
@@ -109,6 +126,24 @@ class World:
     async def ask(self, script: str, arg: Any = None, more: Sequence[dict] = ()) -> Any:
         """Run an `in_page` script and return its answer, read from JSON."""
         return from_page(await self.evaluate(script, to_page(arg), more))
+
+    async def adopt_closed_shadow_roots(self) -> int:
+        """Hand our world the page's closed shadow roots (host -> root, in `N.store.closed`), which
+        no script can reach from the host: the protocol's DOM tree pierces them. Every walk of
+        ours then enters them like open ones. Returns how many there were."""
+        tree = await self.cdp.send("DOM.getDocument", {"depth": -1, "pierce": True})
+        pairs, stack = [], [tree.get("root", {})]
+        while stack:
+            node = stack.pop()
+            for shadow in node.get("shadowRoots") or []:
+                if shadow.get("shadowRootType") == "closed":
+                    pairs.append((node["backendNodeId"], shadow["backendNodeId"]))
+                stack.append(shadow)
+            stack.extend(node.get("children") or [])  # (a frame's document is not ours to walk)
+        for host, root in pairs[:MAX_CLOSED_ROOTS]:
+            await self.evaluate(_KEEP_CLOSED, None, [{"objectId": await self.resolve(host, WORLD_NAME)},
+                                                      {"objectId": await self.resolve(root, WORLD_NAME)}])
+        return len(pairs)
 
     async def resolve(self, backend_node_id: int, group: str) -> str:
         """A DOM node (by its backend id, e.g. from `DOMDebugger`) as an object of our world."""

@@ -35,6 +35,7 @@ from typing import Any, NamedTuple, TypeVar
 from playwright.async_api import Error as PlaywrightError, Page
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
+from aesenv.render.counterfactual import Ink, element_ink
 from aesenv.render.inpage import World, WorldScriptError, ask_page, control
 from aesenv.render.models import Rendering
 from aesenv.stages import stage
@@ -305,17 +306,23 @@ class LivePage:
         one it started on. A page that replaces that one too (it reloads itself on a timer) is
         one nobody can use: `PageReloading`, its failure."""
         try:
-            return await self.bounded(call(), timeout_s)
+            return await self._in_turn(call, timeout_s)
         except PlaywrightError as exc:
             if not lost_its_document(exc):
                 raise
         await self._loaded(timeout_s)
         try:
-            return await self.bounded(call(), timeout_s)
+            return await self._in_turn(call, timeout_s)
         except PlaywrightError as exc:
             if not lost_its_document(exc):
                 raise
             raise PageReloading("it replaced its document twice during one call") from exc
+
+    async def _in_turn(self, call: Callable[[], Awaitable[T]], timeout_s: float) -> T:
+        """`bounded(call())` once no other call of ours is on the page (`World.turn`); the wait
+        for the turn is ours, not the page's, so it is not charged to the page's deadline."""
+        async with self.world.turn:
+            return await self.bounded(call(), timeout_s)
 
     async def advance(self, ms: int, timeout_s: float = 5.0) -> None:
         """Let `ms` of the page's time pass: virtual time when the clock is frozen. A page that
@@ -343,7 +350,7 @@ class LivePage:
         if fmt != "png":
             params["quality"] = quality
         with stage("screenshot"):
-            shot = await self.bounded(self.cdp.send("Page.captureScreenshot", params), timeout_s)
+            shot = await self._in_turn(lambda: self.cdp.send("Page.captureScreenshot", params), timeout_s)
             return base64.b64decode(shot["data"])
 
     async def evaluate(self, script: str, arg: Any = None, timeout_s: float = 5.0) -> Any:
@@ -374,6 +381,14 @@ class LivePage:
         page = self.page
         with stage("script"):
             return await self._on_current_document(lambda: in_page_world(page, page.evaluate(script, arg)), timeout_s)
+
+    async def element_ink(self, found: list[tuple[int, tuple[float, float, float, float]]],
+                          timeout_s: float = 10.0) -> dict[int, Ink]:
+        """What each found element (registered by `N.cf.elementItem` in our world, with its box)
+        paints on the page as it is now: the pixels that change when it is taken away
+        (`aesenv.render.counterfactual`). An element that paints nothing is not shown."""
+        with stage("counterfactual"):
+            return await self._on_current_document(lambda: element_ink(self.cdp, self.world, found), timeout_s)
 
     async def alive(self) -> bool:
         """Whether the page still answers (not crashed, not closed)."""

@@ -74,7 +74,8 @@ class DomElement(BaseModel):
     interactive: bool = False
     transform_3d: bool = False  # 3D transform/perspective: its box is a 2D projection
     opacity: float = 1.0  # effective: its own times every ancestor's
-    paints: str = ""  # what it paints besides its text: "style", "replaced" (ink confirmed), "" (nothing)
+    paints: str = ""  # what it paints besides its text: "style", "replaced" (shown by the counterfactual), "" (nothing)
+    item: int = -1  # for a "replaced" one: what the counterfactual takes away to see it
 
 
 class MobileProbe(BaseModel):

@@ -42,7 +42,10 @@
     return out;
   };
   const elementAll = method(E, "querySelectorAll"), documentAll = method(D, "querySelectorAll");
+  const FRAGMENT = proto("DocumentFragment"), fragmentAll = method(FRAGMENT, "querySelectorAll");
   const isDocument = (node) => isA(D, node);
+  const queryAll = (root, selector) => (isDocument(root) ? documentAll(root, selector)
+    : isA(FRAGMENT, root) ? fragmentAll(root, selector) : elementAll(root, selector));
 
   const rect = method(E, "getBoundingClientRect");
   const RECT = proto("DOMRectReadOnly");
@@ -99,10 +102,8 @@
   const createRange = method(D, "createRange"), RANGE = proto("Range");
   const selectNodeContents = method(RANGE, "selectNodeContents"), rangeRects = method(RANGE, "getClientRects");
   const rectListLength = getter(proto("DOMRectList"), "length"), rectListItem = method(proto("DOMRectList"), "item");
-  const lineBoxes = (node) => {
-    const range = createRange(global.document);
-    selectNodeContents(range, node);
-    const rects = rangeRects(range), out = [];
+  const rectsOf = (rects) => {
+    const out = [];
     for (let i = 0, n = rectListLength(rects); i < n; i++) {
       const r = rectListItem(rects, i), one = {};
       for (const [name, get] of rectGet) one[name] = get(r);
@@ -110,10 +111,41 @@
     }
     return out;
   };
+  const lineBoxes = (node) => {
+    const range = createRange(global.document);
+    selectNodeContents(range, node);
+    return rectsOf(rangeRects(range));
+  };
+
+  // Shadow trees and the flat tree (what renders): an element's open shadow root, a node's root
+  // (a document, or a shadow root open or closed), a slotted node's slot, a shadow root's host.
+  const SR = proto("ShadowRoot"), openRoot = getter(E, "shadowRoot"), rootNode = method(Nd, "getRootNode");
+  const parentNode = getter(Nd, "parentNode"), hostOf = getter(SR, "host");
+  const elementSlot = getter(E, "assignedSlot"), textSlot = getter(proto("Text"), "assignedSlot");
+  const assigned = method(proto("HTMLSlotElement"), "assignedNodes");
+  const isShadowRoot = (node) => !!SR && isA(SR, node);
+  const nodeType = getter(Nd, "nodeType");
+  const setAttribute = method(E, "setAttribute"), removeAttribute = method(E, "removeAttribute");
+  // Style sheets of our own, adopted by a document or a shadow root: no node in the tree, so no
+  // selector or observer of the page's sees them.
+  const SheetCtor = global.CSSStyleSheet, SHEET = proto("CSSStyleSheet"), replaceSync = method(SHEET, "replaceSync");
+  const adopted = [D, SR].filter(Boolean).map((p) => [p, getter(p, "adoptedStyleSheets"), setter(p, "adoptedStyleSheets")]);
+  const adoptedOf = (root) => { for (const [p, get, set] of adopted) if (isA(p, root)) return [get, set]; return null; };
+  const setStart = method(RANGE, "setStart"), setEnd = method(RANGE, "setEnd");
+  // The boxes of characters [start, end) of a text node, one list per character (UTF-16 units).
+  const charBoxes = (node, start, end) => {
+    const range = createRange(global.document), out = [];
+    for (let i = start; i < end; i++) {
+      setStart(range, node, i);
+      setEnd(range, node, i + 1);
+      out[out.length] = rectsOf(rangeRects(range));
+    }
+    return out;
+  };
 
   return freeze({
     window: global, document: global.document,
-    Map: global.Map, Set: global.Set, Array: global.Array, WeakSet: global.WeakSet, Promise: PromiseCtor, String: StringCtor,
+    Map: global.Map, Set: global.Set, Array: global.Array, WeakSet: global.WeakSet, WeakMap: global.WeakMap, Promise: PromiseCtor, String: StringCtor,
     math, parseFloat: global.parseFloat, parseInt: global.parseInt, isFinite: Number.isFinite,
     parse,
     // What one of our scripts returns, as JSON (awaited first if it is a promise): Playwright's
@@ -141,12 +173,12 @@
       return (animation) => { const e = effect(animation); return e ? timing(e) : null; };
     })(),
     finish: method(proto("Animation"), "finish"), cancel: method(proto("Animation"), "cancel"),
-    // Every element under `root` (a document or an element) matching `selector`, as an array.
-    all: (root, selector) => list(isDocument(root) ? documentAll(root, selector) : elementAll(root, selector)),
+    // Every element under `root` (a document, a shadow root or an element) matching `selector`, as an array.
+    all: (root, selector) => list(queryAll(root, selector)),
     list,
 
     // Nodes and elements.
-    nodeType: getter(Nd, "nodeType"), parent: getter(Nd, "parentElement"), isConnected: getter(Nd, "isConnected"),
+    nodeType, parent: getter(Nd, "parentElement"), isConnected: getter(Nd, "isConnected"),
     childNodes: (() => { const get = getter(Nd, "childNodes"); return (node) => list(get(node)); })(),
     text: textContent, setText: setter(Nd, "textContent"), append: method(Nd, "appendChild"),
     innerText: (el) => (isA(H, el) ? htmlText(el) : textContent(el)),
@@ -160,7 +192,15 @@
       const ifNeeded = describe(E, "scrollIntoViewIfNeeded"), intoView = method(E, "scrollIntoView");
       return ifNeeded ? (el) => uncurry(ifNeeded.value)(el, true) : (el) => intoView(el, { block: "center" });
     })(),
-    box, style, lineBoxes,
+    box, style, lineBoxes, charBoxes,
+    openShadowRoot: openRoot, rootNode: (node) => rootNode(node), parentNode, host: hostOf, isShadowRoot,
+    assignedSlot: (node) => (nodeType(node) === 3 ? textSlot(node) : elementSlot(node)),
+    assignedNodes: (slot) => assigned(slot, { flatten: true }),
+    setAttr: setAttribute, removeAttr: removeAttribute,
+    // Adopt `sheet` into `root` (a document or shadow root), or drop it again.
+    adopt: (root, sheet) => { const a = adoptedOf(root); if (a) a[1](root, [...a[0](root), sheet]); return !!a; },
+    unadopt: (root, sheet) => { const a = adoptedOf(root); if (a) a[1](root, a[0](root).filter((s) => s !== sheet)); },
+    sheet: (text) => { const s = new SheetCtor(); replaceSync(s, text); return s; },
     isSvg: (el) => isA(S, el), isHtml: (el) => isA(H, el),
     tabIndex: (el) => (isA(H, el) ? htmlTabIndex(el) : isA(S, el) ? svgTabIndex(el) : -1),
     // HTMLElement's own getters throw "Illegal invocation" on an SVG or MathML element: ask first.

@@ -41,7 +41,8 @@ from aesenv.render.live import (LivePage, Session, await_new_document, is_leavin
                                 stop_scripts)
 from aesenv.render.models import (ConsoleEntry, MobileProbe, PageMetrics, Rendering, RenderStatus, RequestEntry,
                                   RequestOutcome, decode_rgb, lenient, snapshot_elements)
-from aesenv.render.shown import assemble, confirmed, painted, parse_runs, stands_out
+from aesenv.render.counterfactual import Verdicts, measure
+from aesenv.render.shown import Run, assemble, painted, parse_runs
 from aesenv.render.settle import settle_drawing, settle_timers, within_a_frame
 from aesenv.render.vendor import library_usage
 from aesenv.render.watchdog import MemoryWatchdog
@@ -756,6 +757,7 @@ class Renderer:
             options = {"maxNodes": self.config.max_dom_nodes, "maxHeight": self.config.max_full_page_height,
                        "contexts": [str(c)[:32] for c in contexts[:200]] if isinstance(contexts, list) else []}
             try:
+                await world.adopt_closed_shadow_roots()
                 return await world.ask(_SNAPSHOT, options), facts
             except PlaywrightError as exc:
                 if not lost_its_document(exc) or attempt:
@@ -764,10 +766,11 @@ class Renderer:
         return None, {}
 
     @staticmethod
-    def _validated(snap: object, pixels, scale: float) -> tuple[list, PageMetrics, list[str]]:
+    def _validated(snap: object, runs: list[Run], verdicts: Verdicts | None) -> tuple[list, PageMetrics, list[str]]:
         """Elements and metrics from the snapshot, each value that fails validation reset or left
         out and said so in the notes (a page's values never make a render raise); the shown text
-        assembled from the runs the screenshot confirms (`aesenv.render.shown`)."""
+        assembled from the characters the counterfactual found shown (`aesenv.render.shown`), the
+        pictures from those it found shown. Without verdicts nothing is shown."""
         if not isinstance(snap, dict):
             return [], PageMetrics(), []
         elements, note, index = snapshot_elements(snap.get("elements"))
@@ -776,36 +779,44 @@ class Renderer:
         if bad:
             notes.append(f"snapshot: page metrics failed validation; defaults for {', '.join(bad)}")
         metrics = metrics or PageMetrics()
+        verdicts = verdicts or Verdicts(notes=["no counterfactual measure: nothing counts as shown"])
+        notes.extend(verdicts.notes)
         # Runs name elements by their index among the snapshot's entries; renumber to those kept,
-        # keep the runs the screenshot confirms and the elements a person sees (`shown`).
-        runs = parse_runs(snap.get("runs"))
-        for run in runs:
+        # keep the characters shown and the elements a person sees (`painted`).
+        shown_runs = []
+        for i, run in enumerate(runs):
             run.element = index[run.element] if 0 <= run.element < len(index) else -1
-        runs, unconfirmed = confirmed(runs, pixels, scale)
-        elements, nearest = painted(elements, runs, pixels, scale)
-        for run in runs:
+            verdict = verdicts.text.get(i)
+            shown_runs.extend(run.part(a, b) for a, b in (verdict.stretches if verdict else []))
+        elements, nearest = painted(elements, shown_runs, verdicts.pictures)
+        for run in shown_runs:
             run.element = nearest[run.element] if 0 <= run.element < len(nearest) else -1
-        shown = assemble(runs, [e.tag for e in elements], [e.parent for e in elements])
+        shown = assemble(shown_runs, [e.tag for e in elements], [e.parent for e in elements])
         for i, element in enumerate(elements):
             element.text = shown.element_text.get(i, "")
             element.text_len = len(element.text)
         metrics.visible_text = shown.visible_text
         metrics.text_chars = len(shown.visible_text)
         metrics.headings = shown.headings
-        # Pictures count where the screenshot shows them (an empty or transparent one does not).
+        # Pictures count where the counterfactual found them shown.
         metrics.images_total = sum(e.tag == "img" for e in elements) + metrics.images_broken
-        metrics.canvases = [c for c in metrics.canvases if pixels is None or stands_out(pixels, _canvas_box(c), scale)]
-        if unconfirmed:
-            notes.append(f"{unconfirmed} of {len(runs) + unconfirmed} text runs showed no ink in the screenshot: "
-                         "not page text")
+        metrics.canvases = [c for c in metrics.canvases if verdicts.pictures.get(int(_number(c.get("item"))) if "item" in c else -1, False)]
         return elements, metrics, notes
 
-    @classmethod
-    def _checked(cls, snap: object, full_png: bytes | None, width: int):
-        """The capture's pixels and what `_validated` keeps of the snapshot against them."""
-        pixels = decode_rgb(full_png)
-        scale = pixels.shape[1] / width if pixels is not None and width else 1.0
-        return pixels, cls._validated(snap, pixels, scale)
+    async def _measure(self, cdp, world: World, snap: object, runs: list[Run], pixels, size: tuple[int, int],
+                       scale: float) -> Verdicts | None:
+        """The counterfactual measure of the snapshot's text and pictures against the capture."""
+        if pixels is None or not isinstance(snap, dict):
+            return None
+        pictures = []
+        for entry in snap.get("elements") or []:
+            if isinstance(entry, dict) and entry.get("paints") == "replaced" and isinstance(entry.get("item"), int):
+                pictures.append((entry["item"], tuple(_number(entry.get(k)) for k in ("x", "y", "w", "h"))))
+        metrics = snap.get("metrics") if isinstance(snap.get("metrics"), dict) else {}
+        for canvas in metrics.get("canvases") or []:
+            if isinstance(canvas, dict) and isinstance(canvas.get("item"), int):
+                pictures.append((canvas["item"], _canvas_box(canvas)))
+        return await measure(cdp, world, runs, snap.get("items"), list(dict(pictures).items()), pixels, size, scale)
 
     @staticmethod
     async def _at_size(page: Page, width: int, height: int, then=None):
@@ -850,10 +861,17 @@ class Renderer:
             "clip": {"x": 0, "y": 0, "width": width, "height": captured, "scale": 1}}),
             cfg.capture_timeout_s, trace, cdp)
         full_png = base64.b64decode(shot["data"]) if isinstance(shot, dict) and "data" in shot else None
-        # Our side's work on the capture (decoding the pixels, checking the snapshot's text against
-        # them) runs in a thread while the page answers the phone-width probe: neither reads the
-        # other's results, so the record is the same, sooner.
-        checked = asyncio.ensure_future(asyncio.to_thread(self._checked, snap, full_png, width))
+        pixels = await asyncio.to_thread(decode_rgb, full_png) if full_png else None
+        scale = pixels.shape[1] / width if pixels is not None and width else 1.0
+        runs = parse_runs(snap.get("runs")) if isinstance(snap, dict) else []
+        # Content counts where taking it away changes these pixels: measured now, while the page
+        # is as captured (before the phone-width probe resizes it).
+        verdicts = await self._bounded("counterfactual", self._measure(cdp, world, snap, runs, pixels, (width, captured), scale),
+                                       cfg.capture_timeout_s, trace, cdp)
+        # Our side's work on the verdicts (assembling the shown text) runs in a thread while the page
+        # answers the phone-width probe: neither reads the other's results, so the record is the
+        # same, sooner.
+        checked = asyncio.ensure_future(asyncio.to_thread(self._validated, snap, runs, verdicts))
         try:
             await self._bounded("release_resize", ask_page(page, _RELEASE_RESIZE, cfg.mobile_width),
                                 cfg.capture_timeout_s, trace, cdp)
@@ -863,7 +881,7 @@ class Renderer:
                 page, cfg.mobile_width, cfg.mobile_height, lambda: self._probe_resized(page, world)),
                                         cfg.snapshot_timeout_s, trace, cdp)
         finally:
-            pixels, (elements, metrics, notes) = await checked
+            elements, metrics, notes = await checked
         metrics.popups_blocked = int(_number(facts.get("popups")) or 0)
         mobile, bad = lenient(MobileProbe, probe) if probe is not None else (None, [])
         if bad:

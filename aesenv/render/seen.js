@@ -1,16 +1,24 @@
-// What a person sees on the page: the one definition of "shown" that every measurement uses (the
+// What a person sees on the page, first pass: the one cheap filter every measurement uses (the
 // snapshot, the labels, the verifiers' probes, the project census, Webdev acceptance). It runs in
 // our isolated world (aesenv/render/inpage.py) and reads the page through the natives `N`.
 //
-// An element is shown when some of its box lies inside the captured area (the full-page
+// This filter only narrows what is measured; it never decides alone that something is shown. What
+// passes it is then taken away from the captured image (aesenv/render/counterfactual.py): content
+// counts only where the pixels change without it. Those verdicts are kept per node in our world
+// (`N.store`), and once they exist every read here honours them: a text node the counterfactual
+// found unshown is no page text, an element found unshown is not on the page.
+//
+// An element passes when some of its box lies inside the captured area (the full-page
 // screenshot: the viewport's width, the document's height up to the capture cap) after every
-// clip that applies to it (ancestors' overflow, clip-path, clip), and its effective opacity (its
-// own times every ancestor's, `filter: opacity()` included) is not negligible. Text is shown when,
-// besides, most of its line boxes survive those clips, its lines are tall enough to read, its ink
-// is distinguishable from what is behind it (colour alpha, contrast with the background) and, in
-// the first screen, nothing opaque covers it. The renderer then checks the screenshot itself for
-// ink where the text is said to be (aesenv/render/shown.py). `<title>`, `<noscript>` and
-// templates never lay out, so they are never page text.
+// clip that applies to it (ancestors' overflow, clip-path, clip), the browser says it renders
+// (`checkVisibility`: not in a skipped subtree such as `content-visibility: hidden`,
+// `hidden=until-found` or a closed `<details>`), and its effective opacity is not negligible.
+// Text passes when, besides, its lines are tall enough to read, its ink is distinguishable from
+// what is behind it and, in the first screen, nothing opaque covers it; the characters a clip
+// cuts off are dropped one by one. `<title>`, `<noscript>` and templates never lay out.
+//
+// Walks follow the flat tree, the tree that renders: into shadow roots (open ones through the
+// DOM, closed ones through the protocol, see `N.store.closed`), through slots to what is slotted.
 //
 // `N.seen(options)` starts one measuring pass; its caches hold for that call only (the page may
 // change between calls). Every walk up the tree is iterative: a page nested a hundred thousand
@@ -22,10 +30,14 @@
   const LIMITS = {
     opacity: 0.1,       // effective opacity below this is not seen
     textAlpha: 0.15,    // text ink (colour alpha × opacity) below this is not seen
-    linePx: 6,          // a line of text shorter than this (after transforms) is not legible
+    // A line box shorter than this (CSS px at the capture's scale, after transforms) is not
+    // legible. ANSI/HFES 100-2007 puts the smallest character height at 16 minutes of arc for
+    // reading and 10 for text read only in passing; 10' at a 50 cm viewing distance is 1.45 mm,
+    // 5.5 CSS px (1/96 in) of capital height, a font of about 7.9 px, whose line box (ascent to
+    // descent, ~1.15 em in common faces) is 9 px.
+    linePx: 9,
     contrast: 1.25,     // text this close to its background in lightness...
     hue: 60,            // ...and within this of it on every channel is not distinguishable
-    shownShare: 0.5,    // share of a text's line boxes that must survive the clips
     coverOpacity: 0.9,  // an element over the text at least this opaque hides it
   };
 
@@ -42,9 +54,56 @@
   const contrast = (a, b) => { const la = luminance(a), lb = luminance(b); return (max(la, lb) + 0.05) / (min(la, lb) + 0.05); };
   const blend = (fg, alpha, bg) => [0, 1, 2].map((i) => fg[i] * alpha + bg[i] * (1 - alpha));
 
+  // The flat tree: a node's parent as rendered (the slot it is assigned to, the host of the shadow
+  // root it sits at the top of), an element's shadow root (open, or closed as the protocol gave it
+  // to us), and the children that render in its place.
+  const store = N.store;
+  const flatParent = (node) => {
+    const slot = N.assignedSlot(node);
+    if (slot) return slot;
+    const up = N.parentNode(node);
+    if (!up) return null;
+    if (N.isShadowRoot(up)) return N.host(up);
+    return N.nodeType(up) === 1 ? up : null;
+  };
+  const shadowOf = (el) => N.openShadowRoot(el) || store.closed.get(el) || null;
+  const flatChildren = (el) => {
+    const shadow = shadowOf(el);
+    if (shadow) return N.childNodes(shadow);
+    if (N.tag(el) === "SLOT") { const slotted = N.assignedNodes(el); if (slotted.length) return slotted; }
+    return N.childNodes(el);
+  };
+  // Every root under the document a selector must look in: the document and each shadow root.
+  const rootsOf = (doc) => {
+    const roots = [doc], todo = [doc];
+    while (todo.length) {
+      const at = todo.pop();
+      for (const el of N.all(at, "*")) {
+        const shadow = shadowOf(el);
+        if (shadow) { roots.push(shadow); todo.push(shadow); }
+      }
+    }
+    return roots;
+  };
+
   return (options) => {
     const opts = options || {};
     const doc = N.document, view = N.viewport(), root = N.root(doc), body = N.body(doc);
+    let roots = null;
+    // `N.all` through every shadow root, document order within each root.
+    const deepAll = (selector) => { roots = roots || rootsOf(doc); return roots.flatMap((r) => N.all(r, selector)); };
+    // Elements under `el` in flat-tree order, parents before children (iterative).
+    const flatElements = (el) => {
+      const out = [], stack = [el];
+      while (stack.length) {
+        const node = stack.pop();
+        if (N.nodeType(node) !== 1) continue;
+        out.push(node);
+        const kids = flatChildren(node);
+        for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i]);
+      }
+      return out;
+    };
     const docHeight = max(root ? N.scrollHeight(root) : 0, body ? N.scrollHeight(body) : 0);
     const maxHeight = opts.maxHeight || 8000;
     const captured = { x0: 0, y0: 0, x1: view.width, y1: max(view.height, min(docHeight, maxHeight)) };
@@ -89,7 +148,7 @@
     const folded = (cache, own, combine, start) => {
       const chain = [];
       let node = start;
-      while (node && !cache.has(node)) { chain.push(node); node = N.parent(node); }
+      while (node && !cache.has(node)) { chain.push(node); node = flatParent(node); }
       let acc = node ? cache.get(node) : undefined;
       for (let i = chain.length - 1; i >= 0; i--) {
         acc = combine(own(chain[i]), acc);
@@ -186,7 +245,7 @@
       const own = factsOf(el);
       if (own.self) rect = meet(rect, own.self);
       let mode = own.position === "fixed" ? "fixed" : own.position === "absolute" ? "absolute" : "flow";
-      for (let a = N.parent(el); a; a = N.parent(a)) {
+      for (let a = flatParent(el); a; a = flatParent(a)) {
         const f = factsOf(a);
         const clipsMe = mode === "flow" || (mode === "absolute" && f.blockForAbsolute) || (mode === "fixed" && f.blockForFixed);
         if (clipsMe && f.content) rect = meet(rect, f.content);
@@ -201,13 +260,18 @@
     };
 
     // An element: its box, the part of it that can be seen, its effective opacity.
+    // Whether the browser renders `el` (a box of its own, or `display: contents` standing for its
+    // children, as a slot does), outside any subtree it skips.
+    const renders = (el) => css(el)("display") === "contents"
+      || N.checkVisibility(el, { contentVisibilityAuto: false }) !== false;
     const element = (el) => {
       const box = pageBox(el);
       const s = css(el);
       const seen = meet(box, clipOf(el));
       const o = opacity(el);
       const shown = s("visibility") === "visible" && s("display") !== "none" && o.o >= LIMITS.opacity
-        && box.x1 - box.x0 >= 1 && box.y1 - box.y0 >= 1 && areaOf(seen) >= 1;
+        && box.x1 - box.x0 >= 1 && box.y1 - box.y0 >= 1 && areaOf(seen) >= 1 && renders(el)
+        && store.elements.get(el) !== false;
       return { box, seen, opacity: o.o, shown };
     };
 
@@ -245,7 +309,7 @@
     // In a 3D-transformed scene the browser's hit order is not its paint order (back faces,
     // depth): there only the pixels say what is covered.
     const inThreeD = (el) => {
-      for (let node = el, depth = 0; node && depth < 30; node = N.parent(node), depth++) {
+      for (let node = el, depth = 0; node && depth < 30; node = flatParent(node), depth++) {
         const s = css(node);
         if (s("transform-style") === "preserve-3d" || s("backface-visibility") === "hidden") return true;
       }
@@ -279,10 +343,16 @@
       return null;
     };
 
-    // One text node inside `el` (its parent element): is it shown, why not, and where it is.
+    // One text node inside `el` (its parent element): is it shown, why not, and where. `segments`
+    // are the stretches of its characters that pass, each with its line boxes cut to the clip: the
+    // whole node, unless a clip cuts some characters off or some lines are too small to read, then
+    // the characters are judged one by one (a line clipped to 63% shows 63% of its words).
+    const pageRect = (r) => ({ x0: r.left + view.scrollX, y0: r.top + view.scrollY, x1: r.right + view.scrollX, y1: r.bottom + view.scrollY });
+    const legible = (part) => areaOf(part) > 0 && part.y1 - part.y0 >= LIMITS.linePx;
     const text = (node, el) => {
       const s = css(el);
       if (s("visibility") !== "visible") return { shown: false, why: "hidden" };
+      if (!renders(el)) return { shown: false, why: "in a subtree the browser skips" };
       const o = opacity(el);
       if (o.o < LIMITS.opacity) return { shown: false, why: "transparent" };
       const paint = ink(el);
@@ -292,21 +362,18 @@
       const own = factsOf(el);
       let clip = clipOf(el);
       if (own.content) clip = meet(clip, own.content);
-      let total = 0, kept = 0, tall = 0;
-      let union = null, biggest = null, biggestArea = 0;
+      let whole = true, biggest = null, biggestArea = 0;
+      const parts = [];
       for (const r of lines) {
-        const box = { x0: r.left + view.scrollX, y0: r.top + view.scrollY, x1: r.right + view.scrollX, y1: r.bottom + view.scrollY };
-        total += areaOf(box);
-        const part = meet(box, clip);
-        const a = areaOf(part);
-        if (a <= 0) continue;
-        kept += a;
-        if (part.y1 - part.y0 >= LIMITS.linePx) tall += 1;
-        union = union ? { x0: min(union.x0, part.x0), y0: min(union.y0, part.y0), x1: max(union.x1, part.x1), y1: max(union.y1, part.y1) } : part;
+        const box = pageRect(r), part = meet(box, clip), a = areaOf(part);
+        if (a < areaOf(box) - 0.5 || !legible(part)) whole = false;
+        if (!legible(part)) continue;
+        parts.push(part);
         if (a > biggestArea) { biggestArea = a; biggest = part; }
       }
-      if (!total || kept < LIMITS.shownShare * total) return { shown: false, why: "clipped or off the captured area" };
-      if (!tall) return { shown: false, why: "too small to read" };
+      if (!parts.length) {
+        return { shown: false, why: lines.some((r) => areaOf(meet(pageRect(r), clip)) > 0) ? "too small to read" : "clipped or off the captured area" };
+      }
       const fontPx = num(s("font-size")) || 16;
       if (o.blur > 0.5 * fontPx) return { shown: false, why: "blurred" };
       if (!paint.clipped && paint.colour) {
@@ -328,10 +395,35 @@
           return { shown: false, why: "covered" };
         }
       }
-      return { shown: true, why: "", box: union };
+      const length = (N.text(node) || "").length;
+      const segments = whole ? [{ start: 0, end: length, rects: parts }] : characters(node, clip, length);
+      if (!segments.length) return { shown: false, why: "clipped or off the captured area" };
+      const union = segments.flatMap((g) => g.rects).reduce((u, r) => ({ x0: min(u.x0, r.x0), y0: min(u.y0, r.y0), x1: max(u.x1, r.x1), y1: max(u.y1, r.y1) }));
+      return { shown: true, why: "", box: union, segments };
+    };
+    // The stretches of a node's characters whose boxes lie (mostly) inside `clip` on a legible
+    // line, each with one box per line it spans.
+    const MAX_CHARS = 4000;
+    const characters = (node, clip, length) => {
+      const boxes = N.charBoxes(node, 0, min(length, MAX_CHARS));
+      const segments = [];
+      let current = null;
+      for (let i = 0; i < boxes.length; i++) {
+        const rect = boxes[i].length ? pageRect(boxes[i][0]) : null;
+        const part = rect && meet(rect, clip);
+        const inside = rect && (areaOf(rect) <= 0 ? false : areaOf(part) >= 0.5 * areaOf(rect)) && legible(part);
+        if (!inside) { current = null; continue; }
+        if (!current) { current = { start: i, end: i + 1, rects: [] }; segments.push(current); }
+        current.end = i + 1;
+        const last = current.rects[current.rects.length - 1];
+        if (last && N.math.abs(last.y0 - part.y0) < 1 && N.math.abs(last.y1 - part.y1) < 1 && part.x0 >= last.x0 - 1) {
+          last.x1 = max(last.x1, part.x1);
+        } else current.rects.push({ x0: part.x0, y0: part.y0, x1: part.x1, y1: part.y1 });
+      }
+      return segments;
     };
 
-    // Every text node under `el` in document order, with its parent element and whether a
+    // Every text node under `el` in flat-tree order, with its parent element and whether a
     // break (whitespace, or the edge of a non-inline element) came before it; iterative, and
     // never into what cannot lay out (scripts, styles, templates, noscript).
     const SKIP = new N.Set(["SCRIPT", "STYLE", "TEMPLATE", "NOSCRIPT", "HEAD", "TITLE"]);
@@ -343,6 +435,8 @@
       if (how === "capitalize") return raw.replace(/(^|\s)(\S)/g, (m, a, b) => a + b.toUpperCase());
       return raw;
     };
+    // `visit(raw, parent, box, gap, how, node, segments)` per text node that passes (an option
+    // of a select stands for its text, with the select as its parent).
     const runs = (el, visit, limit) => {
       const stack = [[el, false]];
       let gap = false, count = 0;
@@ -351,25 +445,28 @@
         if (N.nodeType(node) === 3) {
           const raw = N.text(node) || "";
           if (!/\S/.test(raw)) { if (raw) gap = true; continue; }
-          const parent = N.parent(node);
+          const parent = flatParent(node);
           if (!parent) continue;
           const t = text(node, parent);
           if (!t.shown) continue;
           count += 1;
-          visit(raw, parent, t.box, gap || /^\s/.test(raw), css(parent)("text-transform"));
+          visit(raw, parent, t.box, gap || /^\s/.test(raw), css(parent)("text-transform"), node, t.segments);
           gap = /\s$/.test(raw);
           continue;
         }
         if (N.nodeType(node) !== 1 || SKIP.has(N.tag(node))) continue;
         if (N.tag(node) === "BR") { gap = true; continue; }
-        if (N.tag(node) === "SELECT") {  // a closed select shows its chosen option; a list box, its options
+        if (N.tag(node) === "SELECT") {  // a closed select shows its chosen option; a list box, the options it renders
           const e = element(node), options = N.list(N.prop(node, "options") || []);
           if (!e.shown || !ink(node) || !options.length) continue;
           const listed = N.prop(node, "size") > 1 || N.hasAttr(node, "multiple");
-          const chosen = listed ? options.slice(0, 20) : [options[N.math.max(0, N.prop(node, "selectedIndex"))] || options[0]];
+          const chosen = listed ? options.filter((o) => css(o)("display") !== "none" && renders(o)).slice(0, 20)
+            : [options[N.math.max(0, N.prop(node, "selectedIndex"))] || options[0]];
           for (const o of chosen) {
+            const label = N.text(o) || "", r = pageBox(o);
+            const own = listed && areaOf(meet(r, e.seen)) >= 1 ? meet(r, e.seen) : e.seen;
             count += 1;
-            visit(N.text(o) || "", node, e.seen, true, css(node)("text-transform"));
+            visit(label, node, own, true, css(node)("text-transform"), o, [{ start: 0, end: label.length, rects: [own] }]);
           }
           gap = true;
           continue;
@@ -378,15 +475,27 @@
         if (leaving) { if (block) gap = true; continue; }
         if (block) gap = true;
         stack.push([node, true]);
-        const kids = N.childNodes(node);
+        if (!renders(node)) continue;  // a skipped subtree (content-visibility, until-found, closed details)
+        const kids = flatChildren(node);
         for (let i = kids.length - 1; i >= 0; i--) stack.push([kids[i], false]);
       }
+    };
+    // The characters of a text node that count, by the counterfactual's verdict where it has one
+    // (`store.text`: the shown [start, end) stretches), otherwise by this filter's segments.
+    const counted = (raw, node, segments) => {
+      const verdict = store.text.get(node);
+      const stretches = verdict !== undefined ? verdict : segments.map((g) => [g.start, g.end]);
+      return stretches.map(([a, b]) => raw.slice(a, b)).join(" ");
     };
     // The shown text inside `el` (itself and its descendants), whitespace collapsed, bounded.
     const textIn = (el, limit) => {
       let out = "";
       const cap = limit || 20000;
-      runs(el, (raw, _parent, _box, gap, how) => { if (out.length < cap) out += (gap && out ? " " : "") + cased(raw, how); });
+      runs(el, (raw, _parent, _box, gap, how, node, segments) => {
+        if (out.length >= cap) return;
+        const shown = counted(raw, node, segments);
+        if (/\S/.test(shown)) out += (gap && out ? " " : "") + cased(shown, how);
+      });
       return out.replace(/\s+/g, " ").trim().slice(0, cap);
     };
 
@@ -400,13 +509,13 @@
     const paints = (el) => {
       const tag = N.tag(el);
       if (tag === "IMG" && N.prop(el, "complete") && N.prop(el, "naturalWidth") === 0) return "broken";
-      if (REPLACED.has(tag) || (tag === "svg" && N.isSvg(el) && !N.isSvg(N.parent(el) || el))) return "replaced";
+      if (REPLACED.has(tag) || (tag === "svg" && N.isSvg(el) && !N.isSvg(flatParent(el) || el))) return "replaced";
       if (N.isSvg(el)) return "";  // shapes inside an SVG: the svg element stands for them
       const s = css(el);
       if (s("background-image") && s("background-image") !== "none") return "style";
       const own = rgba(toRgb(s("background-color")));
       if (own && own[3] >= 0.1) {
-        const up = N.parent(el) ? background(N.parent(el)) : "rgb(255, 255, 255)";
+        const up = flatParent(el) ? background(flatParent(el)) : "rgb(255, 255, 255)";
         const below = up === "image" ? null : rgba(up);
         if (!below || [0, 1, 2].some((i) => N.math.abs(blend(own, own[3], below)[i] - below[i]) > 10)) return "style";
       }
@@ -426,6 +535,6 @@
     };
 
     return { captured, docHeight, css, element, text, runs, textIn, background, firstBackground, toRgb, opacity: (el) => opacity(el).o,
-             paintsOpaque, clipOf, elementOf, paints, limits: LIMITS };
+             paintsOpaque, clipOf, elementOf, paints, limits: LIMITS, flatParent, flatElements, deepAll, pageBox };
   };
 }

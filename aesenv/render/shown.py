@@ -1,29 +1,23 @@
-"""Text counts as shown only where the screenshot shows ink for it.
+"""The page's shown text and elements, assembled from the counterfactual's verdicts.
 
-The snapshot (`snapshot.js`, through `seen.js`) already keeps only text that lays out inside the
-captured area, unclipped, legible and distinguishable from its background. What the DOM cannot
-say, the pixels do: text under an overlay that ignores the pointer, under a mask or an SVG filter,
-blended away, or painted over. So each run of text is checked in the full-page capture: inside
-its box some pixels must differ clearly from the box's dominant colour. A run that fails is not
+The snapshot (`snapshot.js`, through the first filter `seen.js`) lists the text that may be
+seen, as runs, and the elements that may be; the counterfactual (`counterfactual.py`) takes each
+away from the captured image and keeps only what changed its pixels, legibly. What fails is not
 page text for anyone downstream (the judges, the verifiers, the census, Φ): the visible text,
-each element's text and the headings are all assembled here, from the runs that passed.
+each element's text and the headings are all assembled here, from the characters that showed.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
-INK_DELTA = 24          # a channel difference from the dominant colour that counts as ink
-MIN_INK_PIXELS = 3      # ink pixels a run must show (sampled)
-MIN_INK_SHARE = 0.004   # of the sampled pixels in its box
-SAMPLE = 6000           # pixels sampled per run, at most
 MAX_TEXT = 20000        # characters of visible text kept
 MAX_ELEMENT_TEXT = 300  # characters of an element's own text kept
+MAX_RECTS = 200         # line boxes kept per run
 
 
 @dataclass
@@ -33,6 +27,11 @@ class Run:
     box: tuple[float, float, float, float]  # x, y, w, h in page pixels
     gap: bool
     case: str = ""  # the text-transform it shows in: uppercase, lowercase, capitalize
+    item: int = -1  # what takes its glyphs away (`counterfactual.js`)
+    node: int = -1  # its text node, for per-character boxes
+    start: int = 0  # where its characters start in that node (UTF-16 units)
+    rects: list[tuple[float, float, float, float]] = field(default_factory=list)  # line boxes: x0, y0, x1, y1
+    atomic: bool = False  # measured whole (a select's option)
 
     @property
     def on_screen(self) -> str:
@@ -45,6 +44,16 @@ class Run:
             return re.sub(r"(^|\s)(\S)", lambda m: m.group(1) + m.group(2).upper(), self.text)
         return self.text
 
+    def part(self, start: int, end: int) -> "Run":
+        """The run's characters [start, end): a stretch of it that showed."""
+        return dataclasses.replace(self, text=self.text[start:end], gap=self.gap or start > 0,
+                                   start=self.start + utf16_length(self.text[:start]))
+
+
+def utf16_length(text: str) -> int:
+    """Length in UTF-16 units (how the page counts characters)."""
+    return sum(2 if ord(ch) > 0xFFFF else 1 for ch in text)
+
 
 @dataclass
 class ShownText:
@@ -56,99 +65,50 @@ class ShownText:
     runs: int = 0
 
 
+def _finite(values: list[Any]) -> tuple[float, ...] | None:
+    try:
+        out = tuple(float(v) for v in values)
+    except (TypeError, ValueError):
+        return None
+    return out if all(math.isfinite(v) for v in out) else None
+
+
 def parse_runs(raw: Any) -> list[Run]:
     """The snapshot's runs, each checked for shape; malformed ones are left out."""
     runs = []
     for item in raw if isinstance(raw, list) else []:
-        if not (isinstance(item, list) and len(item) in (7, 8) and isinstance(item[1], str)):
+        if not (isinstance(item, list) and len(item) == 13 and isinstance(item[1], str)):
             continue
-        try:
-            element = int(item[0])
-            box = tuple(float(v) for v in item[2:6])
-        except (TypeError, ValueError):
+        box = _finite(item[2:6])
+        numbers = _finite([item[0], item[8], item[9], item[10]])
+        if box is None or numbers is None:
             continue
-        if not all(math.isfinite(v) for v in box):
-            continue
-        case = item[7] if len(item) == 8 and item[7] in ("uppercase", "lowercase", "capitalize") else ""
-        runs.append(Run(element, item[1][:2000], box, bool(item[6]), case))  # type: ignore[arg-type]
+        rects = []
+        for r in item[11] if isinstance(item[11], list) else []:
+            one = _finite(r) if isinstance(r, list) and len(r) == 4 else None
+            if one is not None and one[2] > 0 and one[3] > 0:
+                rects.append((one[0], one[1], one[0] + one[2], one[1] + one[3]))
+        case = item[7] if item[7] in ("uppercase", "lowercase", "capitalize") else ""
+        element, it, node, start = (int(v) for v in numbers)
+        runs.append(Run(element, item[1][:2000], box, bool(item[6]), case, it, node, max(0, start),  # type: ignore[arg-type]
+                        rects[:MAX_RECTS], bool(item[12])))
     return runs
 
 
-def has_ink(pixels: np.ndarray, box: tuple[float, float, float, float], scale: float = 1.0) -> bool:
-    """Whether the image shows ink inside `box` (page pixels): enough pixels clearly unlike the
-    box's dominant colour. A box outside the image shows nothing."""
-    height, width = pixels.shape[:2]
-    x, y, w, h = (v * scale for v in box)
-    x0, y0 = max(0, int(math.floor(x))), max(0, int(math.floor(y)))
-    x1, y1 = min(width, int(math.ceil(x + w))), min(height, int(math.ceil(y + h)))
-    if x1 - x0 < 1 or y1 - y0 < 1:
-        return False
-    step = max(1, int(math.sqrt((x1 - x0) * (y1 - y0) / SAMPLE)))
-    crop = pixels[y0:y1:step, x0:x1:step, :3]
-    flat = crop.reshape(-1, 3)
-    codes = ((flat[:, 0] >> 4).astype(np.int32) << 8) | ((flat[:, 1] >> 4).astype(np.int32) << 4) | (flat[:, 2] >> 4)
-    mode = np.bincount(codes, minlength=4096).argmax()
-    dominant = flat[codes == mode].mean(axis=0)
-    ink = int((np.abs(flat.astype(np.int16) - dominant.astype(np.int16)).max(axis=1) > INK_DELTA).sum())
-    return ink >= MIN_INK_PIXELS and ink >= MIN_INK_SHARE * len(flat)
-
-
-RING = 6  # px around a box that stand for what is behind it
-
-
-def _dominant(flat: np.ndarray) -> np.ndarray:
-    codes = ((flat[:, 0] >> 4).astype(np.int32) << 8) | ((flat[:, 1] >> 4).astype(np.int32) << 4) | (flat[:, 2] >> 4)
-    return flat[codes == np.bincount(codes, minlength=4096).argmax()].mean(axis=0)
-
-
-def stands_out(pixels: np.ndarray, box: tuple[float, float, float, float], scale: float = 1.0) -> bool:
-    """Whether a picture (an image, a canvas, a field) shows in the screenshot: ink inside its box,
-    or a box of one colour unlike what surrounds it (a canvas cleared to blue on a white page).
-    One that fills the whole image shows whatever it holds."""
-    if has_ink(pixels, box, scale):
-        return True
-    height, width = pixels.shape[:2]
-    x, y, w, h = (v * scale for v in box)
-    x0, y0 = max(0, int(math.floor(x))), max(0, int(math.floor(y)))
-    x1, y1 = min(width, int(math.ceil(x + w))), min(height, int(math.ceil(y + h)))
-    if x1 - x0 < 1 or y1 - y0 < 1:
-        return False
-    inside = pixels[y0:y1, x0:x1, :3]
-    ring = [pixels[max(0, y0 - RING):y0, x0:x1], pixels[y1:y1 + RING, x0:x1],
-            pixels[y0:y1, max(0, x0 - RING):x0], pixels[y0:y1, x1:x1 + RING]]
-    parts = [r[..., :3].reshape(-1, 3) for r in ring if r.size]
-    if not parts:
-        return True
-    around = np.concatenate(parts)
-    step = max(1, int(math.sqrt(inside.shape[0] * inside.shape[1] / SAMPLE)))
-    colour = _dominant(inside[::step, ::step].reshape(-1, 3))
-    return bool(np.abs(colour.astype(np.int16) - _dominant(around).astype(np.int16)).max() > INK_DELTA)
-
-
-def confirmed(runs: list[Run], pixels: np.ndarray | None, scale: float = 1.0) -> tuple[list[Run], int]:
-    """The runs whose boxes show ink in the screenshot (all of them without one), and how many
-    did not."""
-    if pixels is None:
-        return runs, 0
-    kept = [run for run in runs if has_ink(pixels, run.box, scale)]
-    return kept, len(runs) - len(kept)
-
-
-def painted(elements: list[Any], runs: list[Run], pixels: np.ndarray | None,
-            scale: float = 1.0) -> tuple[list[Any], list[int]]:
+def painted(elements: list[Any], runs: list[Run], pictures: dict[int, bool]) -> tuple[list[Any], list[int]]:
     """The elements a person sees: those that paint by themselves (a visible background, border
-    or shadow; an image, canvas or field whose box shows ink), hold shown text, or contain an
-    element that does; a bare wrapper around nothing visible (a `<nav>` of transparent links)
-    is not on the page. Returns them with `parent` renumbered to the nearest kept ancestor, and
-    per old index its new one (-1 for those left out: their runs go to the nearest kept
-    ancestor). `elements` are in document order, parents before children."""
+    or shadow; an image, canvas or field that the counterfactual found shown, `pictures` by item),
+    hold shown text, or contain an element that does; a bare wrapper around nothing visible (a
+    `<nav>` of transparent links) is not on the page. Returns them with `parent` renumbered to the
+    nearest kept ancestor, and per old index its new one (-1 for those left out: their runs go to
+    the nearest kept ancestor). `elements` are in flat-tree order, parents before children."""
     n = len(elements)
     content = [False] * n
     for run in runs:
         if 0 <= run.element < n:
             content[run.element] = True
     for i, e in enumerate(elements):
-        if e.paints == "style" or (e.paints == "replaced" and (pixels is None or stands_out(pixels, (e.x, e.y, e.w, e.h), scale))):
+        if e.paints == "style" or (e.paints == "replaced" and pictures.get(e.item, False)):
             content[i] = True
     for i in range(n - 1, -1, -1):  # a child comes after its parent: fold content upwards
         parent = elements[i].parent

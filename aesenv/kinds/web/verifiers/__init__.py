@@ -45,10 +45,10 @@ async def requirement_potential(task: Task, rendering: Rendering, live: LivePage
     if live is not None and (tables or charts):
         try:
             if tables:
-                rendered = await read_tables(live, rendering.pixels)
+                rendered = await read_tables(live)
                 met += sum(check_tables([t], rendered).passed for t in tables)
             if charts:
-                found = (await read_charts(live, rendering.pixels))["charts"]
+                found = (await read_charts(live))["charts"]
                 met += sum(check_charts([c], found).passed for c in charts)
         except PageFault:
             pass

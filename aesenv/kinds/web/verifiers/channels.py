@@ -83,7 +83,7 @@ class TableChannel(VerifierChannel):
         return requirements_of(task, TableData)
 
     async def check(self, evidence: Evidence, subject: list[TableData]) -> Check:
-        return check_tables(subject, await read_tables(evidence.live, evidence.rendering.pixels))
+        return check_tables(subject, await read_tables(evidence.live))
 
 
 class ChartChannel(VerifierChannel):
@@ -96,7 +96,7 @@ class ChartChannel(VerifierChannel):
         return requirements_of(task, ChartData)
 
     async def check(self, evidence: Evidence, subject: list[ChartData]) -> Check:
-        found = await read_charts(evidence.live, evidence.rendering.pixels)
+        found = await read_charts(evidence.live)
         check = check_charts(subject, found["charts"])
         check.payload["echarts_loaded"] = found["library"]
         if found["unconfirmed"]:
@@ -133,9 +133,9 @@ class TableChartChannel(VerifierChannel):
         charts = [r for r in subject if isinstance(r, ChartData)]
         parts: list[tuple[int, Check]] = []
         if tables:
-            parts.append((len(tables), check_tables(tables, await read_tables(evidence.live, evidence.rendering.pixels))))
+            parts.append((len(tables), check_tables(tables, await read_tables(evidence.live))))
         if charts:
-            found = await read_charts(evidence.live, evidence.rendering.pixels)
+            found = await read_charts(evidence.live)
             parts.append((len(charts), check_charts(charts, found["charts"])))
         score = round(sum(n * c.score for n, c in parts) / sum(n for n, _ in parts), 6)
         payload = {"tables": parts[0][1].payload if tables else None,

@@ -44,7 +44,7 @@ _INPUTS = {"input", "select", "textarea"}
 # snapshot's. In our isolated world, through the natives and `N.seen`.
 _MEDIA_JS = """(maxItems) => {
   const N = globalThis.__aesenv__, seen = N.seen({});
-  return N.all(N.document, "img, svg, picture, video, canvas, [role=img]").filter((el) => seen.element(el).shown)
+  return seen.deepAll("img, svg, picture, video, canvas, [role=img]").filter((el) => seen.element(el).shown)
     .slice(0, maxItems).map((el) => { const b = seen.element(el).box;
       const src = N.String(N.attr(el, "src") || "").split(/[?#]/)[0].split("/").pop();
       const titled = N.all(el, "title")[0];
@@ -384,11 +384,11 @@ def _parent_of(nodes: list[GraphNode], node_id: str | None) -> str | None:
     return node.parent if node else None
 
 
-async def read_page(live: LivePage, pixels=None) -> tuple[list[dict], list[list[list[str]]], list[dict]]:
+async def read_page(live: LivePage) -> tuple[list[dict], list[list[list[str]]], list[dict]]:
     """The three page reads the graph uses: the charts the pixels confirm, the shown tables,
     the shown pictures' names; only well-formed entries are kept."""
-    charts = (await read_charts(live, pixels)).get("charts")
-    tables = await read_tables(live, pixels)
+    charts = (await read_charts(live)).get("charts")
+    tables = await read_tables(live)
     media = await live.evaluate(_MEDIA_JS, 200)
     return ([c for c in charts or [] if _well_formed(c)],
             [t for t in tables or [] if isinstance(t, list) and all(isinstance(r, list) for r in t)],
@@ -410,7 +410,6 @@ async def design_graph_of(evidence: Evidence) -> DesignGraph:
 
 
 async def _parse(evidence: Evidence) -> DesignGraph:
-    pixels = evidence.rendering.pixels if evidence.rendering is not None else None
-    charts, tables, media = await read_page(evidence.live, pixels) if evidence.live is not None else ([], [], [])
+    charts, tables, media = await read_page(evidence.live) if evidence.live is not None else ([], [], [])
     canvas = (evidence.task.canvas.width, evidence.task.canvas.height) if evidence.task.canvas else None
     return parse_design_graph(evidence.rendering, charts=charts, tables=tables, media=media, canvas=canvas)

@@ -1,12 +1,14 @@
 """Reads from the live page: HTML tables as shown, and the live ECharts instances that are drawn.
 
-Tables are read in our isolated world (`aesenv.render.inpage`), through the one definition of
-what is shown (`seen.js`): a table off the captured area, transparent, clipped or covered is not
-on the page, and a cell's text is its shown text. An ECharts instance's options live only in the
-page's own world, so what a chart claims there (its container, data and colours) counts only
-where our world and the screenshot confirm it: the container it names is shown and large enough
-to hold a chart, and the screenshot shows marks in it, in the colours its series claim. Answers
-are plain JSON, capped in size so a hostile page cannot flood the record.
+Tables are read in our isolated world (`aesenv.render.inpage`), through the first filter of what
+is shown (`seen.js`), then taken away from the page (`aesenv.render.counterfactual`): a table
+counts only where its pixels change without it, and a cell's text is the text the render's
+counterfactual found shown. An ECharts instance's options live only in the page's own world, so
+what a chart claims there (its container, data and colours) counts only where our world and the
+pixels confirm it: the container it names is shown and large enough to hold a chart, taking it
+away changes enough of its pixels to be marks, and those marks are in the colours its series
+claim (stripes of the page's own behind the container change nothing). Answers are plain JSON,
+capped in size so a hostile page cannot flood the record.
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from aesenv.render.counterfactual import Ink
 from aesenv.render.live import LivePage
-from aesenv.render.shown import has_ink
 
 MAX_TABLES = 20
 MAX_ROWS = 200
@@ -28,17 +30,18 @@ MIN_CHART_INK = 0.002    # share of the container's pixels that must be marks (a
 COLOUR_NEAR = 40         # per-channel distance within which a pixel has a series' claimed colour
 MIN_COLOUR_SHARE = 0.001  # of the container's pixels in each claimed series colour
 
-# Shown tables only, each with its box (page pixels) and its cells' shown text; in our world.
+# Tables that pass the first filter, each with its box (page pixels), the item that takes it away
+# and its cells' shown text; in our world, through shadow roots.
 _TABLES_JS = """([maxTables, maxRows]) => {
   const N = globalThis.__aesenv__, seen = N.seen({});
   const out = [];
-  for (const t of N.all(N.document, "table")) {
+  for (const t of seen.deepAll("table")) {
     if (out.length >= maxTables) break;
     const shown = seen.element(t);
     if (!shown.shown) continue;
     const rows = N.all(t, "tr").filter((r) => N.closest(r, "table") === t).slice(0, maxRows);
     const b = shown.seen;
-    out.push({ box: [b.x0, b.y0, b.x1 - b.x0, b.y1 - b.y0],
+    out.push({ box: [b.x0, b.y0, b.x1 - b.x0, b.y1 - b.y0], item: N.cf.elementItem(t),
                rows: rows.map((r) => N.all(r, "td,th").filter((c) => N.parent(c) === r).map((c) => seen.textIn(c, 500))) });
   }
   return out;
@@ -51,7 +54,8 @@ _CONTAINERS_JS = """(maxCharts) => {
   return N.all(N.document, "[_echarts_instance_]").slice(0, 4 * maxCharts).map((el) => {
     const shown = seen.element(el), b = shown.seen;
     const surface = N.all(el, "canvas, svg").some((s) => seen.element(s).shown);
-    return { shown: shown.shown && surface, opacity: shown.opacity, box: [b.x0, b.y0, b.x1 - b.x0, b.y1 - b.y0] };
+    return { shown: shown.shown && surface, opacity: shown.opacity, box: [b.x0, b.y0, b.x1 - b.x0, b.y1 - b.y0],
+             item: N.cf.elementItem(el) };
   });
 }"""
 
@@ -132,29 +136,34 @@ _CHARTS_JS = """([maxCharts, maxPoints]) => {
 }"""
 
 
-async def read_tables(live: LivePage, pixels: np.ndarray | None = None) -> list[list[list[str]]]:
-    """The shown tables' rows of cell texts; with the screenshot's pixels, only tables that
-    show ink in it."""
+async def read_tables(live: LivePage) -> list[list[list[str]]]:
+    """The shown tables' rows of cell texts: tables whose pixels change when taken away."""
     tables = await live.evaluate(_TABLES_JS, [MAX_TABLES, MAX_ROWS])
-    return [t["rows"] for t in tables if pixels is None or has_ink(pixels, tuple(t["box"]))]
+    tables = [t for t in tables if isinstance(t, dict)] if isinstance(tables, list) else []
+    inks = await live.element_ink([(int(t["item"]), tuple(t["box"])) for t in tables])
+    return [t["rows"] for t in tables if inks.get(int(t["item"])) and inks[int(t["item"])].shown]
 
 
-async def read_charts(live: LivePage, pixels: np.ndarray | None = None) -> dict[str, Any]:
+async def read_charts(live: LivePage) -> dict[str, Any]:
     """`{"library": whether the page claims ECharts, "charts": [{box, categories, series}],
     "unconfirmed": [why each claimed chart did not count]}`: the page's claims (read in its
-    own world), kept where our world finds their container shown and the pixels show marks
-    in the claimed colours."""
+    own world), kept where our world finds their container shown and taking the container away
+    changes marks in the claimed colours."""
     claimed = await live.evaluate_in_page(_CHARTS_JS, [MAX_CHARTS, MAX_POINTS])
     if not isinstance(claimed, dict) or not isinstance(claimed.get("charts"), list):
         return {"library": False, "charts": [], "unconfirmed": ["the page's chart claims are not readable"]}
     containers = await live.evaluate(_CONTAINERS_JS, MAX_CHARTS)
+    named = {c.get("container") for c in claimed["charts"][:MAX_CHARTS] if isinstance(c, dict)}
+    wanted = [(int(box["item"]), tuple(box["box"])) for at, box in enumerate(containers)
+              if at in named and box.get("shown")]
+    inks = await live.element_ink(wanted)
     charts, unconfirmed = [], []
     for chart in claimed["charts"][:MAX_CHARTS]:
         if not isinstance(chart, dict):
             continue
         at = chart.get("container")
         box = containers[at] if isinstance(at, int) and 0 <= at < len(containers) else None
-        why = _unconfirmed(chart, box, pixels)
+        why = _unconfirmed(chart, box, inks.get(int(box["item"])) if box else None)
         if why:
             unconfirmed.append(why)
             continue
@@ -162,49 +171,31 @@ async def read_charts(live: LivePage, pixels: np.ndarray | None = None) -> dict[
     return {"library": bool(claimed.get("library")), "charts": charts, "unconfirmed": unconfirmed}
 
 
-def _unconfirmed(chart: dict[str, Any], container: dict[str, Any] | None, pixels: np.ndarray | None) -> str:
+def _unconfirmed(chart: dict[str, Any], container: dict[str, Any] | None, ink: Ink | None) -> str:
     """Why a claimed chart does not count ("" when it does)."""
     if container is None or not container.get("shown"):
         return "a chart whose container is not shown"
     x, y, w, h = container["box"]
     if w < MIN_CHART_PX[0] or h < MIN_CHART_PX[1] or container.get("opacity", 1) < 0.5:
         return f"a chart in a container of {w:.0f}x{h:.0f}px: too small or faint to read"
-    if pixels is None:
-        return ""
-    crop = _crop(pixels, (x, y, w, h))
-    if crop is None or not has_ink(pixels, (x, y, w, h)) or _ink_share(crop) < MIN_CHART_INK:
-        return "a chart whose container shows no marks in the screenshot"
+    if ink is None or not ink.shown or ink.share < MIN_CHART_INK:
+        return "a chart whose container's pixels do not change without it (no marks of its own)"
+    colours = ink.colours.astype(np.int16)
     missing = [s.get("name") or s.get("colour") for s in chart.get("series", [])[:20]
-               if isinstance(s, dict) and not _shows_colour(crop, str(s.get("colour") or ""))]
+               if isinstance(s, dict) and not _shows_colour(colours, ink.area, str(s.get("colour") or ""))]
     if missing:
         return f"a chart whose series {missing[:5]} are not drawn in their colours"
     return ""
 
 
-def _crop(pixels: np.ndarray, box: tuple[float, float, float, float]) -> np.ndarray | None:
-    height, width = pixels.shape[:2]
-    x, y, w, h = box
-    x0, y0, x1, y1 = max(0, int(x)), max(0, int(y)), min(width, int(x + w)), min(height, int(y + h))
-    if x1 - x0 < 2 or y1 - y0 < 2:
-        return None
-    step = max(1, int(((x1 - x0) * (y1 - y0) / 40_000) ** 0.5))
-    return pixels[y0:y1:step, x0:x1:step, :3].reshape(-1, 3).astype(np.int16)
-
-
-def _ink_share(flat: np.ndarray) -> float:
-    codes = ((flat[:, 0] >> 4) << 8) | ((flat[:, 1] >> 4) << 4) | (flat[:, 2] >> 4)
-    mode = np.bincount(codes.astype(np.int64), minlength=4096).argmax()
-    background = flat[codes == mode].mean(axis=0)
-    return float((np.abs(flat - background).max(axis=1) > 24).mean())
-
-
-def _shows_colour(flat: np.ndarray, colour: str) -> bool:
-    """Whether the crop shows the claimed colour (an unparsable or gradient claim is not checked)."""
+def _shows_colour(ink: np.ndarray, area: int, colour: str) -> bool:
+    """Whether the chart's own marks (the pixels that change without it) show the claimed colour
+    (an unparsable or gradient claim is not checked)."""
     rgb = _parse_colour(colour)
     if rgb is None:
         return True
-    near = (np.abs(flat - np.array(rgb, dtype=np.int16)).max(axis=1) <= COLOUR_NEAR).mean()
-    return float(near) >= MIN_COLOUR_SHARE
+    near = int((np.abs(ink - np.array(rgb, dtype=np.int16)).max(axis=1) <= COLOUR_NEAR).sum()) if len(ink) else 0
+    return near >= MIN_COLOUR_SHARE * area
 
 
 def _parse_colour(text: str) -> tuple[int, int, int] | None:

@@ -1,0 +1,201 @@
+// Taking content away, in our isolated world: the page-side half of the counterfactual measure
+// (aesenv/render/counterfactual.py holds the other half: groups, captures, pixels).
+//
+// What is measured is registered first (`textItem`, `elementItem`: one item per element whose own
+// text, or whose whole painting, is taken away together). `hide(ids)` then takes a group of items
+// away with a style sheet of ours, adopted by each root the items live in (a document or a shadow
+// root: no node in the tree, so no selector or observer of the page's sees it), keyed by an
+// attribute whose name is new for every call (no selector of the page's can name it). It reads
+// back what the browser computed: an item whose removal did not take (a rule of the page's won
+// the cascade) or that took something else with it (a child's text that should have stayed) is
+// unmeasurable, and is never credited. `restore()` puts everything back as it was.
+//
+// Text is taken away as glyphs: fill, stroke and shadow transparent, on the element's own text;
+// the element's children get back what they inherited, so only its own characters go. A
+// `background-clip: text` background is the glyphs of the text it is clipped to, so it goes too.
+// Decorations and emphasis marks stay: a line under nothing is not text. Elements are taken away
+// whole (opacity 0), with all they contain. Transitions are off for what changes, so the capture
+// sees the change at once.
+(N, seen) => {
+  const store = N.store;
+  const TEXT_PROPS = ["-webkit-text-fill-color", "text-shadow", "-webkit-text-stroke-width"];
+  const SVG_TEXT_PROPS = ["fill", "stroke", "text-shadow"];
+  const num = N.parseFloat, max = N.math.max, abs = N.math.abs;
+  const itemOf = new N.Map();
+
+  // The extent, beyond its boxes, that an item's own paint may reach (its shadows, its stroke,
+  // the drop shadows of its ancestors' filters), and whether it may land anywhere at all (an SVG
+  // filter, a reflection, an SVG `use` or pattern that repeats it elsewhere): such an item is
+  // measured in a group of its own, since what it takes away elsewhere would be taken for another's.
+  const shadowReach = (text) => {
+    let reach = 0;
+    for (const part of N.String(text || "").split(/,(?![^(]*\))/)) {
+      const lengths = (part.replace(/rgba?\([^)]*\)|#[0-9a-f]+|[a-z]+\([^)]*\)/gi, "").match(/-?[\d.]+px/g) || []).map((v) => abs(num(v)));
+      reach = max(reach, (lengths[0] || 0) + (lengths[2] || 0) * 2, (lengths[1] || 0) + (lengths[2] || 0) * 2);
+    }
+    return reach;
+  };
+  const reaches = new N.Map();
+  const reachOf = (el) => {  // { px, wide } along el and its flat ancestors
+    if (reaches.has(el)) return reaches.get(el);
+    let px = 0, wide = false;
+    const chain = [];
+    for (let a = el; a; a = seen_.flatParent(a)) {
+      if (reaches.has(a)) { const up = reaches.get(a); px += up.px; wide = wide || up.wide; break; }
+      chain.push(a);
+      const s = N.style(a);
+      const filter = s("filter") || "", backdrop = s("backdrop-filter") || "";
+      if (/url\(/.test(filter) || /url\(/.test(backdrop) || (s("-webkit-box-reflect") || "none") !== "none") wide = true;
+      const drops = filter.match(/drop-shadow\((?:[^()]|\([^)]*\))*\)/g) || [];
+      for (const d of drops) px += shadowReach(d.slice(12, -1));
+    }
+    const out = { px, wide };
+    reaches.set(el, out);
+    return out;
+  };
+  let seen_ = seen({});
+  const fresh = () => { seen_ = seen({}); reaches.clear(); };
+
+  const svgRepeats = (el) => {  // an SVG that repeats or reuses its content elsewhere
+    if (!N.isSvg(el)) return false;
+    let top = el;
+    for (let a = el; a && N.isSvg(a); a = seen_.flatParent(a)) top = a;
+    return N.all(top, "use, pattern, mask, feImage, textPath").length > 0;
+  };
+
+  const register = (el, kind) => {
+    const key = kind + ":";
+    let byKind = itemOf.get(el);
+    if (!byKind) { byKind = {}; itemOf.set(el, byKind); }
+    if (byKind[key] !== undefined) return byKind[key];
+    const s = N.style(el), up = reachOf(el);
+    let px = 2 + up.px;
+    if (kind === "text") px += shadowReach(s("text-shadow")) + (num(s("-webkit-text-stroke-width")) || 0) + (N.isSvg(el) ? num(s("stroke-width")) || 0 : 0);
+    else px += shadowReach(s("box-shadow")) + (s("outline-style") !== "none" ? (num(s("outline-width")) || 0) + abs(num(s("outline-offset")) || 0) : 0);
+    const id = store.items.length;
+    store.items.push({ kind, el, margin: px, wide: up.wide || svgRepeats(el) });
+    byKind[key] = id;
+    return id;
+  };
+
+  // The element whose `background-clip: text` background paints `el`'s glyphs, if any.
+  const clippedBackground = (el) => {
+    for (let a = el, depth = 0; a && depth < 50; a = seen_.flatParent(a), depth++) {
+      const s = N.style(a);
+      const clip = s("background-clip") || s("-webkit-background-clip") || "";
+      if (/text/.test(clip) && s("background-image") !== "none") return a;
+    }
+    return null;
+  };
+  const elementChildren = (el) => {
+    const shadow = N.openShadowRoot(el) || store.closed.get(el);
+    const kids = shadow ? N.childNodes(shadow) : N.tag(el) === "SLOT" && N.assignedNodes(el).length ? N.assignedNodes(el) : N.childNodes(el);
+    return kids.filter((k) => N.nodeType(k) === 1);
+  };
+
+  let hidden = null;  // { attr, marked: [el], sheets: [[root, sheet]] }
+
+  const hide = ({ ids, nonce }) => {
+    restore();
+    fresh();
+    const attr = `data-${nonce}`;
+    const sel = (value) => { const one = `[${attr}~="${value}"]`; return one + one + one + one; };  // above a plain class rule
+    const rules = new N.Map();  // root -> [rule]
+    const add = (el, value, body) => {
+      const root = N.rootNode(el);
+      if (!rules.has(root)) rules.set(root, []);
+      rules.get(root).push(`${sel(value)} { ${body} }`);
+    };
+    const marked = [], expect = [], unmeasurable = [];
+    const mark = (el, value) => {
+      const before = N.attr(el, attr);
+      N.setAttr(el, attr, before ? `${before} ${value}` : value);
+      marked.push(el);
+    };
+    const transparent = "rgba(0, 0, 0, 0)";
+    const hiding = new N.Set(ids.map((id) => store.items[id]).filter((item) => item && item.kind === "text").map((item) => item.el));
+    for (const id of ids) {
+      const item = store.items[id];
+      if (!item || !N.isConnected(item.el)) { unmeasurable.push(id); continue; }
+      const el = item.el;
+      const tag = `i${id}`;
+      if (item.kind === "element") {
+        mark(el, tag);
+        add(el, tag, "opacity: 0 !important; transition: none !important;");
+        expect.push([id, el, "opacity", "0"]);
+        continue;
+      }
+      // text: the element's own glyphs
+      const svg = N.isSvg(el);
+      // (a child whose own text goes in this group too keeps its own rule; a select's options are
+      // its text, so they go with it)
+      const children = N.tag(el) === "SELECT" ? []
+        : elementChildren(el).filter((c) => !hiding.has(c)).map((c) => [c, N.style(c), N.isSvg(c)]);
+      const kept = children.map(([c, s, isSvg]) => [c, (isSvg ? SVG_TEXT_PROPS : TEXT_PROPS).map((p) => [p, s(p)])]);
+      mark(el, tag);
+      const body = svg
+        ? "fill: transparent !important; stroke: transparent !important; text-shadow: none !important; transition: none !important;"
+        : "-webkit-text-fill-color: transparent !important; text-shadow: none !important; -webkit-text-stroke-width: 0px !important; transition: none !important;";
+      add(el, tag, body);
+      for (const pseudo of ["::first-letter", "::first-line"]) {
+        const root = N.rootNode(el);
+        if (!rules.has(root)) rules.set(root, []);
+        rules.get(root).push(`${sel(tag)}${pseudo} { ${body} }`);
+      }
+      expect.push([id, el, svg ? "fill" : "-webkit-text-fill-color", transparent]);
+      const painter = clippedBackground(el);
+      if (painter) {
+        const ptag = `b${id}`;
+        mark(painter, ptag);
+        add(painter, ptag, "background-image: none !important; background-color: transparent !important; transition: none !important;");
+      }
+      kept.forEach(([c, values], k) => {
+        const ctag = `r${id}_${k}`;
+        mark(c, ctag);
+        add(c, ctag, values.map(([p, v]) => `${p}: ${v} !important;`).join(" ") + " transition: none !important;");
+        for (const [p, v] of values) expect.push([id, c, p, v]);
+      });
+    }
+    const sheets = [];
+    for (const [root, list] of rules) {
+      const sheet = N.sheet(list.join("\n"));
+      if (N.adopt(root, sheet)) sheets.push([root, sheet]);
+    }
+    hidden = { attr, marked, sheets };
+    const failed = new N.Set(unmeasurable);
+    for (const [id, el, prop, want] of expect) if (N.style(el)(prop) !== want) failed.add(id);
+    return { unmeasurable: [...failed] };
+  };
+
+  const restore = () => {
+    if (!hidden) return true;
+    for (const el of hidden.marked) N.removeAttr(el, hidden.attr);
+    for (const [root, sheet] of hidden.sheets) N.unadopt(root, sheet);
+    hidden = null;
+    return true;
+  };
+
+  // Character boxes of registered text nodes: [[node, start, end], ...] -> per request, per
+  // character, its first box in page pixels (null where it has none).
+  const chars = (requests) => {
+    const view = N.viewport();
+    return requests.map(([node, start, end]) => N.charBoxes(store.nodes[node], start, end).map((boxes) => {
+      if (!boxes.length) return null;
+      const b = boxes[0];
+      return [b.left + view.scrollX, b.top + view.scrollY, b.right - b.left, b.bottom - b.top];
+    }));
+  };
+
+  // The verdicts, kept for every later read in this document (`seen` honours them).
+  const record = ({ text, elements }) => {
+    for (const [node, stretches] of text) if (store.nodes[node]) store.text.set(store.nodes[node], stretches);
+    for (const [id, shown] of elements) { const item = store.items[id]; if (item) store.elements.set(item.el, !!shown); }
+    return true;
+  };
+
+  const node = (textNode) => { store.nodes.push(textNode); return store.nodes.length - 1; };
+  const reset = () => { restore(); store.items.length = 0; store.nodes.length = 0; itemOf.clear(); fresh(); };
+
+  return { textItem: (el) => register(el, "text"), elementItem: (el) => register(el, "element"), node, reset,
+           hide, restore, chars, record, item: (id) => store.items[id] };
+}

@@ -1,0 +1,585 @@
+"""Content counts only where taking it away changes the captured pixels.
+
+"Shown" cannot be decided by reading the CSS properties we thought of: an artifact written to
+raise its own score finds the property we did not read (a mask, an SVG filter, a blend mode, a
+cover that ignores the pointer, its own parent's background). So it is decided in the captured
+image, counterfactually: the content is taken away from our isolated world (the page half,
+`counterfactual.js`), the page is captured again, and the content is credited only where its own
+boxes' pixels changed, legibly. Text is judged character by character where a clip or a mask
+takes part of it; what the pixels show of it must be large enough and contrast enough with what
+is behind it (the pixels on both captures say both colours) to be read.
+
+Items whose boxes (grown by how far their paint may reach) overlap are never taken away together,
+so one item's ink is never credited to another; an item whose paint may land anywhere (an SVG
+filter, a reflection) is measured alone; a group whose capture changed outside its items' reach
+is split and measured again, within a budget of captures (what the budget leaves is unmeasured,
+and unmeasured content is not credited).
+
+While it measures, the page is frozen (the browser's page lifecycle: no task of the page's runs,
+so nothing it does can answer our taking-away), entered and left with its scripts switched off so
+no `freeze`/`resume` handler of its runs either. Two captures of one frozen page differ only by
+what was taken away.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import dataclasses
+import math
+import secrets
+from collections.abc import AsyncIterator, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from aesenv.render.inpage import World, in_page
+from aesenv.render.models import decode_rgb
+
+# A pixel changed when some channel moved by more than this (two captures of an unchanged frozen
+# page are identical; antialiasing next to a removed glyph moves a few levels).
+CHANGE = 12
+# Text must show at least this many changed pixels per character it carries (calibrated on
+# common faces: a 9-px line box, the smallest legible one (`seen.js`), leaves 9-12 per character
+# in sans and serif faces at regular weight; text scaled or squeezed below legibility leaves 1-4).
+MIN_INK_PER_CHAR = 5.0
+MIN_INK_PIXELS = 3
+# A character of a run judged one by one shows when this share of its box changed (a full stop
+# at 16 px is ~5% of its box).
+MIN_CHAR_SHARE = 0.025
+# Perceptual contrast of what changed, APCA (Accessible Perceptual Contrast Algorithm, APCA-W3
+# 0.1.9, the contrast method drafted for WCAG 3): its guidance sets Lc 15 as the point below which
+# text or marks may be invisible to many readers, so content below it is not shown.
+MIN_APCA_LC = 15.0
+# A stretch of a text line this many line heights long with no change inside a changed run means
+# part of it is not shown: its characters are then judged one by one.
+GAP_LINES = 1.0
+# A picture (an image, a canvas, a field) shows when this share of its box changed, or at least
+# `MIN_ELEMENT_PIXELS` of it for a small one.
+MIN_ELEMENT_SHARE = 0.002
+MIN_ELEMENT_PIXELS = 16
+# Captures one measurement may take (groups, and their splits when a group's capture changed
+# beyond its items' reach).
+MAX_CAPTURES = 8
+
+_HIDE = in_page("(N, arg) => N.cf.hide(arg)")
+_RESTORE = in_page("(N) => N.cf.restore()")
+_CHARS = in_page("(N, requests) => N.cf.chars(requests)")
+_RECORD = in_page("(N, verdicts) => N.cf.record(verdicts)")
+
+
+@dataclasses.dataclass
+class Item:
+    """One thing taken away together: an element's own text (`text`), or an element whole."""
+
+    id: int
+    kind: str
+    rects: list[tuple[float, float, float, float]]  # x0, y0, x1, y1, page pixels
+    margin: float = 2.0
+    wide: bool = False
+
+    @property
+    def reach(self) -> list[tuple[float, float, float, float]]:
+        m = self.margin
+        return [(x0 - m, y0 - m, x1 + m, y1 + m) for x0, y0, x1, y1 in self.rects]
+
+
+@dataclasses.dataclass
+class Taken:
+    """What one item's taking-away did: the pixels before and after in its group's clip."""
+
+    before: np.ndarray
+    after: np.ndarray
+    origin: tuple[int, int]  # the clip's top-left in page pixels
+    scale: float
+
+
+@dataclasses.dataclass
+class Outcome:
+    """Per item, the evidence of its taking-away (absent: unmeasured), and notes."""
+
+    taken: dict[int, Taken] = dataclasses.field(default_factory=dict)
+    unmeasured: set[int] = dataclasses.field(default_factory=set)
+    captures: int = 0
+    notes: list[str] = dataclasses.field(default_factory=list)
+
+
+def _overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def plan(items: Sequence[Item], cell: int = 64) -> list[list[Item]]:
+    """Groups of items no two of which may share pixels (their reaches do not overlap), fewest
+    first-fit in reading order; an item whose paint may land anywhere is a group of its own."""
+    groups: list[list[Item]] = []
+    grids: list[dict[tuple[int, int], list[tuple[float, float, float, float]]]] = []
+    singles: list[list[Item]] = []
+    for item in sorted(items, key=lambda i: (min((r[1] for r in i.rects), default=0), min((r[0] for r in i.rects), default=0))):
+        if item.wide:
+            singles.append([item])
+            continue
+        reach = item.reach
+        cells = {(cx, cy) for x0, y0, x1, y1 in reach
+                 for cx in range(int(x0 // cell), int(x1 // cell) + 1) for cy in range(int(y0 // cell), int(y1 // cell) + 1)}
+        for group, grid in zip(groups, grids):
+            if not any(_overlaps(r, other) for c in cells for other in grid.get(c, ()) for r in reach):
+                break
+        else:
+            group, grid = [], {}
+            groups.append(group)
+            grids.append(grid)
+        group.append(item)
+        for c in cells:
+            grid.setdefault(c, []).extend(reach)
+    return groups + singles
+
+
+@contextlib.asynccontextmanager
+async def frozen(cdp: Any) -> AsyncIterator[None]:
+    """The page frozen (no task of its own runs) while the block runs; its scripts are off while
+    it freezes and resumes, so no handler of its sees either."""
+
+    async def switch(state: str) -> None:
+        await cdp.send("Emulation.setScriptExecutionDisabled", {"value": True})
+        try:
+            await cdp.send("Page.setWebLifecycleState", {"state": state})
+        finally:
+            await cdp.send("Emulation.setScriptExecutionDisabled", {"value": False})
+
+    await switch("frozen")
+    try:
+        yield
+    finally:
+        await switch("active")
+
+
+def _clip(group: Iterable[Item], width: int, height: int) -> tuple[int, int, int, int] | None:
+    boxes = [r for item in group for r in item.reach]
+    if not boxes:
+        return None
+    x0 = max(0, math.floor(min(b[0] for b in boxes)))
+    y0 = max(0, math.floor(min(b[1] for b in boxes)))
+    x1 = min(width, math.ceil(max(b[2] for b in boxes)))
+    y1 = min(height, math.ceil(max(b[3] for b in boxes)))
+    if x1 - x0 < 1 or y1 - y0 < 1:
+        return None
+    return x0, y0, x1, y1
+
+
+async def capture(cdp: Any, clip: tuple[int, int, int, int]) -> np.ndarray | None:
+    """The page's pixels in `clip` (page pixels), as the render's full-page capture has them."""
+    x0, y0, x1, y1 = clip
+    shot = await cdp.send("Page.captureScreenshot", {
+        "format": "png", "optimizeForSpeed": True, "captureBeyondViewport": True, "fromSurface": True,
+        "clip": {"x": x0, "y": y0, "width": x1 - x0, "height": y1 - y0, "scale": 1}})
+    return decode_rgb(base64.b64decode(shot["data"])) if isinstance(shot, dict) and "data" in shot else None
+
+
+def changed(before: np.ndarray, after: np.ndarray) -> np.ndarray:
+    """Where the two captures differ beyond antialiasing noise (bool, per pixel)."""
+    return (np.abs(before.astype(np.int16) - after.astype(np.int16)).max(axis=2) > CHANGE)
+
+
+def _spilled(mask: np.ndarray, group: Sequence[Item], origin: tuple[int, int], scale: float) -> bool:
+    """Whether the capture changed outside every item's reach (some ink landed where its boxes
+    do not say: the group cannot be attributed item by item)."""
+    if not mask.any():
+        return False
+    inside = np.zeros_like(mask)
+    h, w = mask.shape
+    for item in group:
+        for x0, y0, x1, y1 in item.reach:
+            a0, b0 = max(0, int((x0 - origin[0]) * scale)), max(0, int((y0 - origin[1]) * scale))
+            a1, b1 = min(w, math.ceil((x1 - origin[0]) * scale)), min(h, math.ceil((y1 - origin[1]) * scale))
+            if a1 > a0 and b1 > b0:
+                inside[b0:b1, a0:a1] = True
+    return bool((mask & ~inside).any())
+
+
+async def take_away(cdp: Any, world: World, items: Sequence[Item], size: tuple[int, int],
+                    base: np.ndarray | None = None, scale: float = 1.0,
+                    max_captures: int = MAX_CAPTURES) -> Outcome:
+    """Take each group of `items` away in turn and keep, per item, the pixels of its group's clip
+    before and after. `size` is the captured area (width, height) in page pixels; `base` the
+    render's capture of it (None: each clip is captured before as well). The page is frozen
+    throughout and left as it was; no other call of ours may use it meanwhile (`World.turn`)."""
+    out = Outcome()
+    width, height = size
+    queue = plan(items)
+    async with frozen(cdp):
+        try:
+            while queue:
+                group = queue.pop(0)
+                clip = _clip(group, width, height)
+                if clip is None:
+                    out.unmeasured.update(i.id for i in group)
+                    continue
+                needed = 1 if base is not None else 2
+                if out.captures + needed > max_captures:
+                    out.unmeasured.update(i.id for i in group)
+                    out.notes.append(f"counterfactual: capture budget spent; {len(group)} items left unmeasured")
+                    continue
+                if base is not None:
+                    x0, y0, x1, y1 = (round(v * scale) for v in clip)
+                    before = base[y0:y1, x0:x1]
+                else:
+                    before = await capture(cdp, clip)
+                    out.captures += 1
+                    if before is not None:
+                        scale = before.shape[1] / (clip[2] - clip[0])
+                answer = await world.ask(_HIDE, {"ids": [i.id for i in group], "nonce": secrets.token_hex(6)})
+                try:
+                    after = await capture(cdp, clip)
+                    out.captures += 1
+                finally:
+                    await world.ask(_RESTORE)
+                if before is None or after is None or before.shape != after.shape:
+                    out.unmeasured.update(i.id for i in group)
+                    continue
+                failed = set(answer.get("unmeasurable", [])) if isinstance(answer, dict) else {i.id for i in group}
+                origin = (clip[0], clip[1])
+                mask = changed(before, after)
+                if len(group) > 1 and _spilled(mask, group, origin, scale):
+                    half = len(group) // 2
+                    queue[:0] = [group[:half], group[half:]]
+                    out.notes.append("counterfactual: a group's change spilled past its items; split")
+                    continue
+                for item in group:
+                    if item.id in failed:
+                        out.unmeasured.add(item.id)
+                    else:
+                        out.taken[item.id] = Taken(before, after, origin, scale)
+        finally:
+            with contextlib.suppress(Exception):
+                await world.ask(_RESTORE)
+    return out
+
+
+# --- reading the evidence ------------------------------------------------------------------
+
+def _srgb_y(rgb: np.ndarray) -> np.ndarray:
+    """APCA's screen luminance of sRGB colours (..., 3) in 0-255."""
+    c = (rgb.astype(np.float64) / 255.0) ** 2.4
+    return 0.2126729 * c[..., 0] + 0.7151522 * c[..., 1] + 0.0721750 * c[..., 2]
+
+
+def apca(text: np.ndarray, background: np.ndarray) -> float:
+    """APCA-W3 (0.1.9) lightness contrast Lc of a text colour on a background colour (sRGB 0-255):
+    positive for dark on light, negative for light on dark, 0 below its noise floor."""
+    ys = []
+    for colour in (text, background):
+        y = float(_srgb_y(np.asarray(colour)))
+        ys.append(y + (0.022 - y) ** 1.414 if y < 0.022 else y)
+    y_text, y_bg = ys
+    if abs(y_bg - y_text) < 0.0005:
+        return 0.0
+    if y_bg > y_text:
+        sapc = (y_bg ** 0.56 - y_text ** 0.57) * 1.14
+        return 0.0 if sapc < 0.1 else (sapc - 0.027) * 100
+    sapc = (y_bg ** 0.65 - y_text ** 0.62) * 1.14
+    return 0.0 if sapc > -0.1 else (sapc + 0.027) * 100
+
+
+def _region(taken: Taken, rect: tuple[float, float, float, float]) -> tuple[slice, slice] | None:
+    x0, y0, x1, y1 = rect
+    h, w = taken.before.shape[:2]
+    s = taken.scale
+    a0, b0 = max(0, math.floor((x0 - taken.origin[0]) * s)), max(0, math.floor((y0 - taken.origin[1]) * s))
+    a1, b1 = min(w, math.ceil((x1 - taken.origin[0]) * s)), min(h, math.ceil((y1 - taken.origin[1]) * s))
+    if a1 <= a0 or b1 <= b0:
+        return None
+    return slice(b0, b1), slice(a0, a1)
+
+
+@dataclasses.dataclass
+class TextVerdict:
+    """How one run of text came out: the [start, end) stretches of its characters shown (relative
+    to the run), and why not where it is not."""
+
+    stretches: list[tuple[int, int]]
+    ink_per_char: float = 0.0
+    lc: float = 0.0
+    why: str = ""
+
+
+def _ink(taken: Taken, rects: Sequence[tuple[float, float, float, float]]) -> tuple[int, list[np.ndarray], list[np.ndarray]]:
+    count, inks, backs = 0, [], []
+    for rect in rects:
+        region = _region(taken, rect)
+        if region is None:
+            continue
+        before, after = taken.before[region], taken.after[region]
+        mask = changed(before, after)
+        count += int(mask.sum())
+        if mask.any():
+            inks.append(before[mask])
+            backs.append(after[mask])
+    return count, inks, backs
+
+
+def _contrast(inks: list[np.ndarray], backs: list[np.ndarray]) -> float:
+    """The contrast of what changed: at the pixels that changed most in lightness (the glyphs'
+    cores, not their antialiased edges), the colour before (ink) against the colour after (what
+    is behind it)."""
+    ink, back = np.concatenate(inks), np.concatenate(backs)
+    delta = np.abs(_srgb_y(ink) - _srgb_y(back))
+    keep = delta >= np.quantile(delta, 0.75)
+    return apca(np.median(ink[keep], axis=0), np.median(back[keep], axis=0))
+
+
+def _glyphs(text: str) -> int:
+    return sum(1 for ch in text if not ch.isspace())
+
+
+def _gaps(taken: Taken, rects: Sequence[tuple[float, float, float, float]]) -> bool:
+    """Whether some line of the run has a long stretch with no change inside (part of it is not
+    shown), or a line with none at all."""
+    for rect in rects:
+        region = _region(taken, rect)
+        if region is None:
+            return True
+        mask = changed(taken.before[region], taken.after[region])
+        h, w = mask.shape
+        if w < h:  # a vertical or rotated line: judged as a whole
+            if not mask.any():
+                return True
+            continue
+        columns = mask.any(axis=0)
+        if not columns.any():
+            return True
+        longest = run = 0
+        for hit in columns:
+            run = 0 if hit else run + 1
+            longest = max(longest, run)
+        if longest > GAP_LINES * h:
+            return True
+    return False
+
+
+def judge_text(taken: Taken, text: str, rects: Sequence[tuple[float, float, float, float]],
+               chars: Sequence[tuple[float, float, float, float] | None] | None = None) -> TextVerdict:
+    """The verdict on one run from its taking-away. `chars` (one box per character, None where a
+    character has none), when given, judges the characters one by one; without them the run is
+    judged whole (see `needs_chars`)."""
+    count, inks, backs = _ink(taken, rects)
+    glyphs = max(1, _glyphs(text))
+    per = count / glyphs
+    if count < MIN_INK_PIXELS or per < MIN_INK_PER_CHAR:
+        return TextVerdict([], per, 0.0, "its pixels did not change without it" if count < MIN_INK_PIXELS
+                           else "too small to read (too little ink per character)")
+    lc = _contrast(inks, backs)
+    if abs(lc) < MIN_APCA_LC:
+        return TextVerdict([], per, lc, f"too faint against what is behind it (APCA Lc {lc:.1f})")
+    if chars is None:
+        return TextVerdict([(0, len(text))], per, lc)
+    shown = []
+    for i, box in enumerate(chars[:len(text)]):
+        if text[i].isspace():
+            shown.append(None)
+            continue
+        ok = False
+        if box is not None:
+            x, y, w, h = box
+            region = _region(taken, (x, y, x + w, y + h))
+            if region is not None:
+                mask = changed(taken.before[region], taken.after[region])
+                ok = mask.sum() >= max(1, MIN_CHAR_SHARE * mask.size)
+        shown.append(ok)
+    # spaces take the side of their neighbours: shown between two shown characters
+    stretches: list[tuple[int, int]] = []
+    start = None
+    for i, flag in enumerate(shown + [False]):
+        if flag is None:
+            continue
+        if flag and start is None:
+            start = i
+        if not flag and start is not None:
+            end = i
+            while end > start and shown[end - 1] is None:
+                end -= 1
+            stretches.append((start, end))
+            start = None
+    merged: list[tuple[int, int]] = []
+    for a, b in stretches:
+        if merged and all(shown[k] is None for k in range(merged[-1][1], a)):
+            merged[-1] = (merged[-1][0], b)
+        else:
+            merged.append((a, b))
+    return TextVerdict(merged, per, lc, "" if merged else "no character's pixels changed without it")
+
+
+def needs_chars(taken: Taken, rects: Sequence[tuple[float, float, float, float]]) -> bool:
+    """Whether a run must be judged character by character (part of it shows no change)."""
+    return _gaps(taken, rects)
+
+
+@dataclasses.dataclass
+class Ink:
+    """What an element painted, by its taking-away: the colours (before) of the pixels in its box
+    that changed without it, and the box's size in pixels."""
+
+    colours: np.ndarray  # (n, 3) uint8
+    area: int
+
+    @property
+    def shown(self) -> bool:
+        return len(self.colours) >= min(MIN_ELEMENT_PIXELS, max(MIN_INK_PIXELS, MIN_ELEMENT_SHARE * self.area))
+
+    @property
+    def share(self) -> float:
+        return len(self.colours) / self.area if self.area else 0.0
+
+
+def ink_of(taken: Taken, rect: tuple[float, float, float, float]) -> Ink:
+    region = _region(taken, rect)
+    if region is None:
+        return Ink(np.zeros((0, 3), np.uint8), 0)
+    before, after = taken.before[region], taken.after[region]
+    mask = changed(before, after)
+    return Ink(before[mask], int(mask.size))
+
+
+def judge_element(taken: Taken, rect: tuple[float, float, float, float]) -> bool:
+    """Whether a picture (image, canvas, field, frame) shows: its box's pixels changed without it."""
+    return ink_of(taken, rect).shown
+
+
+async def char_boxes(world: World, requests: Sequence[tuple[int, int, int]]) -> list[list[Any]]:
+    """Per request (node, start, end), each character's box [x, y, w, h] or None."""
+    if not requests:
+        return []
+    answer = await world.ask(_CHARS, [list(r) for r in requests])
+    return answer if isinstance(answer, list) else [[] for _ in requests]
+
+
+async def record(world: World, text: Sequence[tuple[int, list[tuple[int, int]]]], elements: Sequence[tuple[int, bool]]) -> None:
+    """Keep the verdicts in our world: every later read of this document honours them."""
+    await world.ask(_RECORD, {"text": [[n, [list(s) for s in st]] for n, st in text],
+                              "elements": [[i, bool(v)] for i, v in elements]})
+
+
+# --- the render's measurement ----------------------------------------------------------------
+
+@dataclasses.dataclass
+class Verdicts:
+    """What the counterfactual found of a snapshot: per run (by index) the stretches of it shown,
+    per picture item whether it shows, and notes for the record."""
+
+    text: dict[int, TextVerdict] = dataclasses.field(default_factory=dict)
+    pictures: dict[int, bool] = dataclasses.field(default_factory=dict)
+    notes: list[str] = dataclasses.field(default_factory=list)
+
+
+def _utf16_offsets(text: str) -> list[int]:
+    out, at = [], 0
+    for ch in text:
+        out.append(at)
+        at += 2 if ord(ch) > 0xFFFF else 1
+    out.append(at)
+    return out
+
+
+def _items(runs: Sequence[Any], items_meta: Any, pictures: Sequence[tuple[int, tuple[float, float, float, float]]]) -> list[Item]:
+    meta = items_meta if isinstance(items_meta, list) else []
+    rects: dict[int, list[tuple[float, float, float, float]]] = {}
+    for run in runs:
+        if 0 <= run.item < len(meta):
+            rects.setdefault(run.item, []).extend(run.rects)
+    for item, (x, y, w, h) in pictures:
+        if 0 <= item < len(meta) and w > 0 and h > 0:
+            rects.setdefault(item, []).append((x, y, x + w, y + h))
+    out = []
+    for item, boxes in rects.items():
+        entry = meta[item]
+        if not (isinstance(entry, list) and len(entry) == 3 and entry[0] in ("text", "element")):
+            continue
+        try:
+            margin = min(200.0, max(0.0, float(entry[1])))
+        except (TypeError, ValueError):
+            margin = 200.0
+        out.append(Item(item, entry[0], boxes[:MAX_ITEM_RECTS], margin if math.isfinite(margin) else 200.0, bool(entry[2])))
+    return out
+
+
+MAX_ITEM_RECTS = 400
+
+
+async def measure(cdp: Any, world: World, runs: Sequence[Any], items_meta: Any,
+                  pictures: Sequence[tuple[int, tuple[float, float, float, float]]],
+                  base: np.ndarray, size: tuple[int, int], scale: float) -> Verdicts:
+    """Take the snapshot's text and pictures away from the render's capture (`base`) and judge
+    each run (by its characters where part of it did not change) and each picture; the verdicts
+    are kept in our world for every later read of the document."""
+    verdicts = Verdicts()
+    items = _items(runs, items_meta, pictures)
+    if not items:
+        return verdicts
+    outcome = await take_away(cdp, world, items, size, base=base, scale=scale)
+    verdicts.notes.extend(dict.fromkeys(outcome.notes))
+    partial = [(i, run) for i, run in enumerate(runs)
+               if run.item in outcome.taken and not run.atomic and run.text.strip() and needs_chars(outcome.taken[run.item], run.rects)]
+    boxes = await char_boxes(world, [(run.node, run.start, run.start + _utf16_offsets(run.text)[-1]) for _, run in partial])
+    by_run = {i: b for (i, _), b in zip(partial, boxes)}
+    not_shown: dict[str, int] = {}
+    recorded: dict[int, list[tuple[int, int]]] = {}
+    for i, run in enumerate(runs):
+        taken = outcome.taken.get(run.item)
+        if taken is None:
+            verdict = TextVerdict([], why="unmeasured")
+        elif i in by_run:
+            offsets = _utf16_offsets(run.text)
+            units = by_run[i] if isinstance(by_run[i], list) else []
+            chars = [_box(units[offsets[k]]) if offsets[k] < len(units) else None for k in range(len(run.text))]
+            verdict = judge_text(taken, run.text, run.rects, chars)
+        else:
+            verdict = judge_text(taken, run.text, run.rects)
+        verdicts.text[i] = verdict
+        if not verdict.stretches:
+            not_shown[verdict.why.split(" (")[0]] = not_shown.get(verdict.why.split(" (")[0], 0) + 1
+        if run.node >= 0:
+            offsets = _utf16_offsets(run.text)
+            recorded.setdefault(run.node, []).extend((run.start + offsets[a], run.start + offsets[b]) for a, b in verdict.stretches)
+    for item, rect in pictures:
+        taken = outcome.taken.get(item)
+        x, y, w, h = rect
+        verdicts.pictures[item] = taken is not None and judge_element(taken, (x, y, x + w, y + h))
+    if not_shown:
+        verdicts.notes.append(f"{sum(not_shown.values())} of {len(runs)} text runs not shown by the counterfactual: "
+                              + "; ".join(f"{n} {why}" for why, n in sorted(not_shown.items())))
+    await record(world, sorted(recorded.items()), sorted(verdicts.pictures.items()))
+    return verdicts
+
+
+def _box(value: Any) -> tuple[float, float, float, float] | None:
+    if isinstance(value, list) and len(value) == 4:
+        try:
+            box = tuple(float(v) for v in value)
+        except (TypeError, ValueError):
+            return None
+        if all(math.isfinite(v) for v in box):
+            return box  # type: ignore[return-value]
+    return None
+
+
+# --- elements of a live page -------------------------------------------------------------------
+
+_CAPTURED = in_page("(N) => { const c = N.seen({}).captured; return [c.x1, c.y1]; }")
+
+
+async def element_ink(cdp: Any, world: World, found: Sequence[tuple[int, tuple[float, float, float, float]]]) -> dict[int, Ink]:
+    """Take each found element (`(item, (x, y, w, h))`, registered in our world by
+    `N.cf.elementItem`) away from the page as it is now and say what it painted; the verdicts are
+    kept in our world. An element left unmeasured painted nothing."""
+    found = [(item, box) for item, box in found if box[2] > 0 and box[3] > 0]
+    if not found:
+        return {}
+    size = await world.ask(_CAPTURED)
+    width, height = (int(v) for v in size) if isinstance(size, list) and len(size) == 2 else (0, 0)
+    items = [Item(item, "element", [(x, y, x + w, y + h)]) for item, (x, y, w, h) in found]
+    outcome = await take_away(cdp, world, items, (width, height))
+    inks = {}
+    for item, (x, y, w, h) in found:
+        taken = outcome.taken.get(item)
+        inks[item] = ink_of(taken, (x, y, x + w, y + h)) if taken else Ink(np.zeros((0, 3), np.uint8), 0)
+    await record(world, [], [(item, ink.shown) for item, ink in inks.items()])
+    return inks
