@@ -184,7 +184,9 @@ class HtmlHint:
             self._proc = await self._start()
         self._next_id += 1
         request_id = self._next_id
-        asked: dict = {"id": request_id, "html": html} if rules is None else {"id": request_id, "html": html, "rules": rules}
+        asked: dict = {"id": request_id, "html": html}
+        if rules is not None:
+            asked["rules"] = rules
         request = json.dumps(asked) + "\n"
         try:
             assert self._proc.stdin and self._proc.stdout

@@ -4,8 +4,9 @@
 // argv[2]: JSON rule set (ours, never the answer's).
 // First line out: {"ready": true, "version"} once the self-check below passed, or {"ready": false, "error"}.
 // Request: {"id", "html"}, or {"id", "html", "rules"} to lint with another rule set of ours (the
-// execution channel's rules for the DOM the page's scripts left). Answer: {"id", "messages", "version"}; {"id", "failure"} when linting this
-// page threw (the page's failure); {"id", "error"} when the request itself was unreadable (ours).
+// execution channel's rules for the DOM the page's scripts left). Answer: {"id", "messages",
+// "version"}; {"id", "failure"} when linting this page threw (the page's failure); {"id", "error"}
+// when the request itself was unreadable (ours).
 //
 // The answer must not configure its own lint. HTMLHint.verify() honours configuration written in the
 // page (a leading `<!-- htmlhint rule:value,... -->` that is merged INTO the rule set object it was

@@ -8,7 +8,8 @@
 // The markup is the browser's own serialisation (`Element.getHTML`) of the document element,
 // with the doctype the document has (name, public and system ids, as XMLSerializer writes it:
 // the HTML serialiser drops the ids) and open shadow roots inline as declarative shadow roots
-// (`<template shadowrootmode="open">`), nested ones included; closed roots are out of reach here.
+// (`<template shadowrootmode="open">`), nested ones included, as are those the page made
+// serializable; other closed roots are out of reach from here.
 //
 // Size is bounded before anything is serialised: one walk over every node (shadow roots and
 // template contents included) adds up what the markup will hold and stops at `opts.maxChars`,
@@ -87,7 +88,8 @@
   }
   const html = `${head}${open}>${inner}</${localName(root)}>`;
   if (html.length > 2 * maxChars) {
-    return { ...found, chars: html.length, problem: `the DOM the page's scripts left serialises to ${html.length} characters, over ${2 * maxChars}` };
+    const problem = `the DOM the page's scripts left serialises to ${html.length} characters, over ${2 * maxChars}`;
+    return { ...found, chars: html.length, problem };
   }
   return { ...found, chars: html.length, html };
 }

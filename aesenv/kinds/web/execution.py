@@ -128,7 +128,7 @@ class ExecutionChannel(Channel):
             "violations_by_rule": by_rule,
             "rules": sorted(rule for rule, on in self.linter.rules.items() if on),
             "dom_rules": sorted(rule for rule, on in DOM_RULES.items() if on),
-            "source": source.summary("source", 0),
+            "source": source.summary("source", 0),  # its violations are those above: it is always scored
             "dom": dom.summary("dom", KEPT_DOM_VIOLATIONS),
             "htmlhint_version": source.result.version,
         }
