@@ -247,9 +247,9 @@ CLEAN = page("<p>Nothing written by script.</p>")
     (Rendering(status=RenderStatus.TIMEOUT, error="page hung in: snapshot"), ChannelStatus.FAILED, "hung"),
     (Rendering(status=RenderStatus.OK, error="markup failed: Execution context was destroyed"), ChannelStatus.FAILED,
      "failed before its DOM could be read"),
-    (Rendering(status=RenderStatus.OK, markup=DomMarkup(chars=9_000_000, problem="the DOM holds more than 4000000 "
+    (Rendering(status=RenderStatus.OK, markup=DomMarkup(chars=9_000_000, problem="the DOM holds more than 2000000 "
                                                                                   "characters of markup")),
-     ChannelStatus.FAILED, "more than 4000000"),
+     ChannelStatus.FAILED, "more than 2000000"),
     # No DOM because of us (or no rendering at all): the DOM is left out, with a note.
     (Rendering(status=RenderStatus.INFRA_ERROR, error="browser error: Target closed"), ChannelStatus.OK, "our side"),
     (None, ChannelStatus.OK, "not rendered"),
