@@ -38,6 +38,22 @@ def test_a_channel_refuses_an_option_it_does_not_take(renderer):
         RewardPipeline(PipelineConfig(channel_options={"interactive": {"budget": 0}}), renderer=renderer)
 
 
+def test_an_option_reaches_the_kinds_whose_channel_takes_it_and_no_other(renderer):
+    """Kinds share channel names: `execution` is a page's lint and a script's import check, and
+    `dom_lint` is the page's. A pipeline with it builds, the plot's channel never sees it, and an
+    option no kind's channel takes is still refused, naming it."""
+    from aesenv.kinds.plot.channels import PlotExecutionChannel
+    from aesenv.kinds.web.execution import ExecutionChannel
+
+    pipeline = RewardPipeline(PipelineConfig(channel_options={"execution": {"dom_lint": False}}), renderer=renderer)
+    web = next(c for c in pipeline.channels("web") if c.name == "execution")
+    plot = next(c for c in pipeline.channels("plot") if c.name == "execution")
+    assert isinstance(web, ExecutionChannel) and web.options.dom_lint is False
+    assert isinstance(plot, PlotExecutionChannel)
+    with pytest.raises(ValueError, match=r"channel 'execution' takes no option \['speed'\]; its options: \['dom_lint'\]"):
+        RewardPipeline(PipelineConfig(channel_options={"execution": {"dom_lint": True, "speed": 2}}), renderer=renderer)
+
+
 async def test_the_record_carries_every_declared_aggregate_and_selects_the_configured_one(renderer):
     task = Task(id="r", prompt="A pricing page for a small team tool.")
     config = PipelineConfig(channels=["execution", "static", "text"], reward="aescode")

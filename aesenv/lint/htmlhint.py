@@ -35,6 +35,30 @@ AESCODER_RULES: dict[str, bool] = {
 }
 
 
+# Which of those rules keep their meaning on the DOM as the page's scripts left it, serialised by
+# the browser (`aesenv/render/markup.js`), and why the others do not: the serialiser writes the
+# syntax itself, so a syntactic rule would judge Chromium's writing, not the answer's. The semantic
+# rules (a document's doctype, language, charset, viewport and title; an image's text alternative;
+# unique ids) say the same of the DOM as of the source, and there they also see what scripts wrote.
+SOURCE_ONLY: dict[str, str] = {
+    "tagname-lowercase": "the serialiser writes every HTML tag name in lower case: only the source's spelling "
+                         "can break it",
+    "attr-lowercase": "the serialiser writes every HTML attribute name in lower case: only the source's "
+                      "spelling can break it",
+    "attr-value-double-quotes": "the serialiser double-quotes every attribute value",
+    "tag-pair": "the serialiser closes every element it opens",
+    "tag-self-close": "the serialiser never self-closes a void element: on serialised markup this rule fails "
+                      "every page",
+}
+# The rule set for the serialised DOM: AesCoder's, less the source-only rules, with ids counted per
+# tree as the DOM scopes them (each shadow root and template content is a tree of its own; see
+# `id-unique` in htmlhint_server.js).
+DOM_RULES: dict[str, bool | str] = {
+    **{rule: on and rule not in SOURCE_ONLY for rule, on in AESCODER_RULES.items()},
+    "id-unique": "per-tree",
+}
+
+
 class LintMessage(BaseModel):
     rule: str
     type: str
@@ -130,10 +154,11 @@ class HtmlHint:
         a retry and a canary on a private process that may need starting."""
         return self.timeout_s + 2 * (self.start_timeout_s + self.timeout_s)
 
-    async def lint(self, html: str) -> LintResult:
+    async def lint(self, html: str, rules: dict[str, bool | str] | None = None) -> LintResult:
+        """Lint `html` with this linter's rule set, or with `rules` (another of ours, e.g. `DOM_RULES`)."""
         async with self._lock:
             try:
-                return await self._attempt(html)
+                return await self._attempt(html, rules)
             except _Stalled:
                 pass  # maybe ours (a process killed under us), maybe the page's: try once more, fresh
         # The retry runs on a private process, off the shared one: a page that hangs the linter
@@ -141,7 +166,7 @@ class HtmlHint:
         private = HtmlHint(self.rules, self.timeout_s, self.start_timeout_s)
         try:
             try:
-                return await private._attempt(html)
+                return await private._attempt(html, rules)
             except _Stalled as again:
                 reason = str(again)
             try:
@@ -154,12 +179,15 @@ class HtmlHint:
         return LintResult.page_failure(f"HTMLHint could not lint this page: {reason} "
                                        f"(twice, each on a fresh process)", private.version or self.version)
 
-    async def _attempt(self, html: str) -> LintResult:
+    async def _attempt(self, html: str, rules: dict[str, bool | str] | None = None) -> LintResult:
         if self._proc is None or self._proc.returncode is not None:
             self._proc = await self._start()
         self._next_id += 1
         request_id = self._next_id
-        request = json.dumps({"id": request_id, "html": html}) + "\n"
+        asked: dict = {"id": request_id, "html": html}
+        if rules is not None:
+            asked["rules"] = rules
+        request = json.dumps(asked) + "\n"
         try:
             assert self._proc.stdin and self._proc.stdout
             self._proc.stdin.write(request.encode("utf-8", "surrogatepass"))

@@ -3,8 +3,10 @@
 //
 // argv[2]: JSON rule set (ours, never the answer's).
 // First line out: {"ready": true, "version"} once the self-check below passed, or {"ready": false, "error"}.
-// Request: {"id", "html"}. Answer: {"id", "messages", "version"}; {"id", "failure"} when linting this
-// page threw (the page's failure); {"id", "error"} when the request itself was unreadable (ours).
+// Request: {"id", "html"}, or {"id", "html", "rules"} to lint with another rule set of ours (the
+// execution channel's rules for the DOM the page's scripts left). Answer: {"id", "messages",
+// "version"}; {"id", "failure"} when linting this page threw (the page's failure); {"id", "error"}
+// when the request itself was unreadable (ours).
 //
 // The answer must not configure its own lint. HTMLHint.verify() honours configuration written in the
 // page (a leading `<!-- htmlhint rule:value,... -->` that is merged INTO the rule set object it was
@@ -35,14 +37,20 @@ HTMLHint.addRule({
 
 // HTMLHint 1.9.2's id-unique counts ids in a plain object, so an id named like an Object.prototype
 // member ("constructor", "toString", "__proto__", ...) is never counted and may repeat freely. Same
-// rule id, description and message, counted in a Map.
+// rule id, description and message, counted in a Map. With the option "per-tree" (the rule set for
+// serialised DOM), ids count per tree as the DOM scopes them: the content of each <template>,
+// where the serialiser writes every shadow root, is a tree of its own, whose ids may repeat
+// those outside it (each instance of a web component has its own `#label`).
 const upstreamIdUnique = HTMLHint.rules["id-unique"];
 HTMLHint.addRule({
   id: "id-unique",
   description: upstreamIdUnique ? upstreamIdUnique.description : "The value of id attributes must be unique.",
-  init(parser, reporter) {
-    const seen = new Map();
+  init(parser, reporter, options) {
+    const perTree = options === "per-tree";
+    const trees = [new Map()];
     parser.addListener("tagstart", (event) => {
+      const tag = event.tagName.toLowerCase();
+      const seen = trees[trees.length - 1];
       const col = event.col + event.tagName.length + 1;
       for (const attr of event.attrs) {
         if (attr.name.toLowerCase() !== "id") continue;
@@ -54,7 +62,13 @@ HTMLHint.addRule({
         }
         break;
       }
+      if (perTree && tag === "template" && !event.close) trees.push(new Map());
     });
+    if (perTree) {
+      parser.addListener("tagend", (event) => {
+        if (event.tagName.toLowerCase() === "template" && trees.length > 1) trees.pop();
+      });
+    }
   },
 });
 
@@ -78,6 +92,14 @@ function lint(html, rulesJson = RULES_JSON) {
 function clip(text, n) {
   text = String(text === undefined || text === null ? "" : text);
   return text.length > n ? text.slice(0, n) + "…" : text;
+}
+
+// A message's evidence is its whole line: on a line longer than the clip (serialised DOM is a few
+// very long lines), the part from a little before the message's column.
+function around(line, col, n) {
+  line = String(line === undefined || line === null ? "" : line);
+  const start = line.length > n ? Math.max(0, Math.min(col - 1 - 20, line.length - n)) : 0;
+  return start > 0 ? "…" + clip(line.slice(start), n - 1) : clip(line, n);
 }
 
 // Refuse to serve if this HTMLHint ever honours an inline config comment through lint() (an upgrade
@@ -112,13 +134,16 @@ rl.on("line", (line) => {
   try {
     req = JSON.parse(line);
     if (typeof req.html !== "string") throw new Error("html must be a string");
+    if (req.rules !== undefined && (req.rules === null || typeof req.rules !== "object" || Array.isArray(req.rules))) {
+      throw new Error("rules must be an object");
+    }
   } catch (e) {
     process.stdout.write(JSON.stringify({ id: req && req.id !== undefined ? req.id : null, error: "bad request: " + e.message }) + "\n");
     return;
   }
   let messages;
   try {
-    messages = lint(req.html);
+    messages = lint(req.html, req.rules === undefined ? RULES_JSON : JSON.stringify(req.rules));
   } catch (e) {
     // Our rules are fixed and the rule set is fresh, so what throws here is this page.
     const failure = clip(e && e.name ? `${e.name}: ${e.message}` : e, MAX_TEXT);
@@ -127,7 +152,7 @@ rl.on("line", (line) => {
   }
   const out = messages.slice(0, MAX_MESSAGES).map((m) => ({
     rule: m.rule.id, type: m.type, message: clip(m.message, MAX_TEXT), line: m.line, col: m.col,
-    evidence: clip(m.evidence, MAX_EVIDENCE),
+    evidence: around(m.evidence, m.col, MAX_EVIDENCE),
   }));
   process.stdout.write(JSON.stringify({ id: req.id, messages: out, version: VERSION, total: messages.length }) + "\n");
 });

@@ -6,7 +6,8 @@
   const doc = N.document;
   const style = N.createElement(doc, "style");
   N.setText(style, "*, *::before, *::after { transition: none !important; caret-color: transparent !important; }");
-  N.append(N.head(doc) || N.root(doc), style);
+  const parent = N.head(doc) || N.root(doc);  // none when the page removed its document element
+  if (parent) N.append(parent, style);
   for (const animation of N.animations(doc) || []) {
     try {
       const timing = N.effectTiming(animation);

@@ -104,6 +104,18 @@ class PageMetrics(BaseModel):
     headings: list[dict[str, Any]] = Field(default_factory=list)
 
 
+class DomMarkup(BaseModel):
+    """The DOM as the page's scripts left it, serialised from our own world (`markup.js`), for the
+    execution channel's lint. `html` holds it when it was taken; otherwise `problem` says why not,
+    and that is the page's doing (a DOM over the bound, one the browser could not serialise).
+    `chars`: the markup's length (when refused, as far as it was counted)."""
+
+    html: str = Field(default="", repr=False)
+    chars: int = 0
+    shadow_roots: int = 0  # open shadow roots serialised inline (closed ones are out of reach)
+    problem: str = ""
+
+
 def lenient(model: type[M], data: Any) -> tuple[M | None, list[str]]:
     """`model` from what a page gave us, with each field that fails validation reset to its
     default, and the names of those fields. None when a required field fails (or `data` is no
@@ -250,6 +262,8 @@ class Rendering(BaseModel):
     elements_truncated: bool = False
     metrics: PageMetrics = Field(default_factory=PageMetrics)
     mobile: MobileProbe | None = None
+    # None when the render did not get as far as reading it (see `Rendering.error`).
+    markup: DomMarkup | None = Field(default=None, repr=False)
     console: list[ConsoleEntry] = Field(default_factory=list)
     page_errors: list[str] = Field(default_factory=list)
     requests: list[RequestEntry] = Field(default_factory=list)

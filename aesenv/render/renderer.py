@@ -39,8 +39,8 @@ from aesenv.render.browser import CHROMIUM_ARGS, BrowserBinary, BrowserLaunch, b
 from aesenv.render.inpage import World, WorldScriptError, ask_page, control, in_page, install_natives
 from aesenv.render.live import (LivePage, Session, await_new_document, is_leaving, lost_its_document, note_page_error,
                                 stop_scripts)
-from aesenv.render.models import (ConsoleEntry, MobileProbe, PageMetrics, Rendering, RenderStatus, RequestEntry,
-                                  RequestOutcome, decode_rgb, lenient, snapshot_elements)
+from aesenv.render.models import (ConsoleEntry, DomMarkup, MobileProbe, PageMetrics, Rendering, RenderStatus,
+                                  RequestEntry, RequestOutcome, decode_rgb, lenient, snapshot_elements)
 from aesenv.render.counterfactual import Verdicts, measure
 from aesenv.render.shown import Run, assemble, painted, parse_runs
 from aesenv.render.settle import settle_drawing, settle_timers, within_a_frame
@@ -51,7 +51,7 @@ log = logging.getLogger(__name__)
 
 ORIGIN = "https://artifact.aesenv.invalid"
 _JS = {name: (resources.files("aesenv.render") / name).read_text()
-       for name in ("snapshot.js", "mobile_probe.js", "freeze_animations.js")}
+       for name in ("snapshot.js", "mobile_probe.js", "freeze_animations.js", "markup.js")}
 # After navigation: the document's load event, then its fonts; then what the page set up while it
 # loaded (animation frames run, WebGL contexts made). A control script: the page's claim, which
 # only decides how the page is settled.
@@ -72,6 +72,7 @@ _PAGE_FACTS = control("""(N, hold) => {
 }""")
 _SNAPSHOT = in_page("(N, opts) => ({freeze})(N) && ({snapshot})(N, opts)".format(
     freeze=_JS["freeze_animations.js"], snapshot=_JS["snapshot.js"]))
+_MARKUP = in_page(_JS["markup.js"])
 _MOBILE_PROBE = in_page("(N) => ({probe})(N)".format(probe=_JS["mobile_probe.js"]))
 # (width) => open the gate again and arm a wait for the window's next `resize` to `width`: the
 # prelude's listener (first in the dispatch) wakes it, and so does one added here, in case the
@@ -102,6 +103,12 @@ class RenderConfig(BaseModel):
     mobile_width: int = 390
     mobile_height: int = 844
     max_dom_nodes: int = 3000
+    # The DOM the page's scripts left, serialised for the execution channel's lint (`markup.js`):
+    # a DOM holding more markup than this is not serialised (the page's failure). The largest
+    # answer (`aesenv.artifact.MAX_ARTIFACT_BYTES`); escaping may double what is serialised, and
+    # HTMLHint lints 4.4 M characters in 3.5-4.3 s here (2 cores under load), inside its 10-s
+    # deadline. The largest DOM among the 322 benchmark pages (100,000 cells) holds 1.8 M.
+    max_markup_chars: int = 2_000_000
     # Determinism: the page's clock starts paused at `clock_epoch`; after load it is advanced by
     # `settle_ms` of virtual time (timers and animation frames fire in order), `Math.random` is
     # seeded, and CSS animations are stopped for capture. Never waits on `networkidle`.
@@ -765,6 +772,20 @@ class Renderer:
             await trace.document_loaded.wait()
         return None, {}
 
+    async def _markup(self, world: World, trace: _Trace, cdp) -> tuple[DomMarkup | None, list[str]]:
+        """The DOM as the page's scripts left it (`markup.js`), read in the frozen state the snapshot
+        described, in a stage of its own: a page that holds it up costs this stage, not the
+        snapshot. Not tried on a page that just hung the snapshot (it would cost a second deadline
+        to learn the same): None then, and the record says the page hung."""
+        if "snapshot" in trace.timed_out:
+            return None, []
+        raw = await self._bounded("markup", world.ask(_MARKUP, {"maxChars": self.config.max_markup_chars}),
+                                  self.config.snapshot_timeout_s, trace, cdp)
+        if raw is None:
+            return None, []
+        markup, bad = lenient(DomMarkup, raw)
+        return markup, [f"markup failed validation ({', '.join(bad)}); left out"] if bad else []
+
     @staticmethod
     def _validated(snap: object, runs: list[Run], verdicts: Verdicts | None) -> tuple[list, PageMetrics, list[str]]:
         """Elements and metrics from the snapshot, each value that fails validation reset or left
@@ -851,6 +872,7 @@ class Renderer:
         # frame it drew, with a frozen clock to never draw it again.
         taken = await self._bounded("snapshot", self._snapshot(page, world, trace), cfg.snapshot_timeout_s, trace, cdp)
         snap, facts = taken if isinstance(taken, tuple) else (None, {})
+        markup, notes_markup = await self._markup(world, trace, cdp)
         metrics_raw = snap.get("metrics") if isinstance(snap, dict) else None
         doc_height = _number(metrics_raw.get("doc_height") if isinstance(metrics_raw, dict) else None) or height
         if not drawing:  # a WebGL page's settle counts its own frames
@@ -883,6 +905,7 @@ class Renderer:
         finally:
             elements, metrics, notes = await checked
         metrics.popups_blocked = int(_number(facts.get("popups")) or 0)
+        notes += notes_markup
         mobile, bad = lenient(MobileProbe, probe) if probe is not None else (None, [])
         if bad:
             notes.append(f"mobile probe failed validation ({', '.join(bad)}); left out")
@@ -893,5 +916,5 @@ class Renderer:
             full_page_png=full_png, captured_height=captured if full_png else 0,
             height_capped=doc_height > cfg.max_full_page_height,
             elements=elements, elements_truncated=bool(isinstance(snap, dict) and snap.get("truncated")),
-            metrics=metrics, mobile=mobile, console=trace.console, page_errors=trace.page_errors,
+            metrics=metrics, mobile=mobile, markup=markup, console=trace.console, page_errors=trace.page_errors,
             requests=trace.requests, dialogs=trace.dialogs, timings_ms=trace.timings).with_pixels(pixels)

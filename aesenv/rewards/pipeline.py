@@ -104,6 +104,12 @@ class RewardPipeline:
         declared = {name for kind in KINDS for name in KINDS[kind].rewards}
         if self.config.reward not in declared:
             raise ValueError(f"reward {self.config.reward!r} is not declared by any kind; declared: {sorted(declared)}")
+        for channel, given in self.config.channel_options.items():
+            taken = {option for kind in KINDS if channel in KINDS[kind].channels
+                     for option in KINDS[kind].channels[channel].Options.model_fields}
+            if set(given) - taken:
+                raise ValueError(f"channel {channel!r} takes no option {sorted(set(given) - taken)}; "
+                                 f"its options: {sorted(taken)}")
 
     def _parts_of(self, kind: Kind) -> _KindParts:
         if kind.name not in self._parts:
@@ -115,15 +121,20 @@ class RewardPipeline:
                 raise ValueError(f"kind {kind.name!r} names unknown aggregators {unknown}")
             judge = self._given_judges.get(kind.name) or kind.make_judge(self.config.judge, **self.config.judge_options)
             names = self.config.channels_for(kind.name)
-            channels = [kind.channels[name].from_context(self._context(name, judge)) for name in names]
+            channels = [kind.channels[name].from_context(self._context(kind, name, judge)) for name in names]
             problem = None if self.config.reward in kind.rewards else (
                 f"reward {self.config.reward!r} is not one {kind.name!r} records declare ({sorted(kind.rewards)})")
             self._parts[kind.name] = _KindParts(judge, channels, any(Need.LIVE_PAGE in c.needs for c in channels),
                                                 problem)
         return self._parts[kind.name]
 
-    def _context(self, channel: str, judge: Any) -> ChannelContext:
-        return ChannelContext(options=self.config.options_for(channel), judge=judge, linter=self.linter,
+    def _context(self, kind: Kind, channel: str, judge: Any) -> ChannelContext:
+        """What `kind`'s channel `channel` is built from. Kinds share channel names (`execution`: a
+        page's lint, a script's import check), so each gets the options its own `Options` takes;
+        an option no kind's channel takes is refused in `_check_names`."""
+        takes = kind.channels[channel].Options.model_fields
+        options = {k: v for k, v in self.config.options_for(channel).items() if k in takes}
+        return ChannelContext(options=options, judge=judge, linter=self.linter,
                               renderer=self.renderer, timeout_s=self.config.channel_timeout_s)
 
     def judge(self, kind: str = "web") -> Any:
