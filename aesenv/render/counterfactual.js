@@ -54,17 +54,45 @@
     return out;
   };
   let seen_ = seen({});
-  const fresh = () => { seen_ = seen({}); reaches.clear(); };
+  const fresh = () => { seen_ = seen({}); reaches.clear(); referenced = null; };
 
-  const svgRepeats = (el) => {  // an SVG that repeats or reuses its content elsewhere
+  // SVG content another element draws again elsewhere (`<use>`, `<feImage>` by reference): the
+  // ids those elements point at, per document.
+  let referenced = null;
+  const repeated = (el) => {
     if (!N.isSvg(el)) return false;
-    let top = el;
-    for (let a = el; a && N.isSvg(a); a = seen_.flatParent(a)) top = a;
-    return N.all(top, "use, pattern, mask, feImage, textPath").length > 0;
+    if (referenced === null) {
+      referenced = new N.Set();
+      for (const user of seen_.deepAll("use, feImage")) {
+        const href = N.attr(user, "href") || N.attr(user, "xlink:href") || "";
+        if (href.startsWith("#")) referenced.add(href.slice(1));
+      }
+    }
+    if (!referenced.size) return false;
+    for (let a = el; a && N.isSvg(a); a = seen_.flatParent(a)) if (referenced.has(N.id(a))) return true;
+    return false;
+  };
+  const rect = (r) => [r.left + N.viewport().scrollX, r.top + N.viewport().scrollY, r.right - r.left, r.bottom - r.top];
+  // Every line box of `el`'s own text, shown or not: taking its text away may change any of them;
+  // and a list item's marker, painted in its text's colour beside its first line.
+  const ownLines = (el) => {
+    const out = [];
+    for (const node of elementChildren(el, true)) {
+      if (N.nodeType(node) !== 3) continue;
+      for (const r of N.lineBoxes(node)) if (r.right > r.left && r.bottom > r.top && out.length < 200) out.push(rect(r));
+    }
+    const s = N.style(el);
+    if (s("display") === "list-item" && out.length) {
+      const em = num(s("font-size")) || 16, box = N.box(el), first = out[0];
+      const left = N.math.min(box.left + N.viewport().scrollX, first[0]) - 4 * em;
+      out.push([left, first[1], first[0] + first[2] - left, first[3]]);
+    }
+    return out;
   };
 
-  const register = (el, kind) => {
-    const key = kind + ":";
+  // `how` for an element: "whole" (it and all it holds), or "pseudo" (its ::before/::after only).
+  const register = (el, kind, how) => {
+    const key = kind + ":" + (how || "");
     let byKind = itemOf.get(el);
     if (!byKind) { byKind = {}; itemOf.set(el, byKind); }
     if (byKind[key] !== undefined) return byKind[key];
@@ -73,7 +101,8 @@
     if (kind === "text") px += shadowReach(s("text-shadow")) + (num(s("-webkit-text-stroke-width")) || 0) + (N.isSvg(el) ? num(s("stroke-width")) || 0 : 0);
     else px += shadowReach(s("box-shadow")) + (s("outline-style") !== "none" ? (num(s("outline-width")) || 0) + abs(num(s("outline-offset")) || 0) : 0);
     const id = store.items.length;
-    store.items.push({ kind, el, margin: px, wide: up.wide || svgRepeats(el) });
+    store.items.push({ kind, el, how: how || "", margin: px, wide: up.wide || repeated(el),
+                       lines: kind === "text" ? ownLines(el) : [] });
     byKind[key] = id;
     return id;
   };
@@ -87,10 +116,11 @@
     }
     return null;
   };
-  const elementChildren = (el) => {
+  // An element's children in the flat tree (elements only, unless `all`).
+  const elementChildren = (el, all) => {
     const shadow = N.openShadowRoot(el) || store.closed.get(el);
     const kids = shadow ? N.childNodes(shadow) : N.tag(el) === "SLOT" && N.assignedNodes(el).length ? N.assignedNodes(el) : N.childNodes(el);
-    return kids.filter((k) => N.nodeType(k) === 1);
+    return all ? kids : kids.filter((k) => N.nodeType(k) === 1);
   };
 
   let hidden = null;  // { attr, marked: [el], sheets: [[root, sheet]] }
@@ -119,6 +149,14 @@
       if (!item || !N.isConnected(item.el)) { unmeasurable.push(id); continue; }
       const el = item.el;
       const tag = `i${id}`;
+      if (item.kind === "element" && item.how === "pseudo") {
+        mark(el, tag);
+        const root = N.rootNode(el);
+        if (!rules.has(root)) rules.set(root, []);
+        rules.get(root).push(`${sel(tag)}::before, ${sel(tag)}::after { opacity: 0 !important; transition: none !important; }`);
+        expect.push([id, el, "opacity", "0", "::before"], [id, el, "opacity", "0", "::after"]);
+        continue;
+      }
       if (item.kind === "element") {
         mark(el, tag);
         add(el, tag, "opacity: 0 !important; transition: none !important;");
@@ -163,7 +201,7 @@
     }
     hidden = { attr, marked, sheets };
     const failed = new N.Set(unmeasurable);
-    for (const [id, el, prop, want] of expect) if (N.style(el)(prop) !== want) failed.add(id);
+    for (const [id, el, prop, want, pseudo] of expect) if (N.style(el, pseudo)(prop) !== want) failed.add(id);
     return { unmeasurable: [...failed] };
   };
 
@@ -196,6 +234,6 @@
   const node = (textNode) => { store.nodes.push(textNode); return store.nodes.length - 1; };
   const reset = () => { restore(); store.items.length = 0; store.nodes.length = 0; itemOf.clear(); fresh(); };
 
-  return { textItem: (el) => register(el, "text"), elementItem: (el) => register(el, "element"), node, reset,
+  return { textItem: (el) => register(el, "text"), elementItem: (el, how) => register(el, "element", how || "whole"), node, reset,
            hide, restore, chars, record, item: (id) => store.items[id] };
 }

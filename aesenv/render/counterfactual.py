@@ -61,6 +61,14 @@ MIN_ELEMENT_PIXELS = 16
 # Captures one measurement may take (groups, and their splits when a group's capture changed
 # beyond its items' reach).
 MAX_CAPTURES = 8
+# How far past an item's reach a change still counts as the item's own overhang (glyphs whose ink
+# leaves their font's line box: accents, italics, a fallback face's tall ascenders), not ink that
+# landed elsewhere; and how much change beyond that is the browser repainting (a collapsed table
+# border redrawn a pixel over once a cell's style changed), not ink: the larger of a few glyphs'
+# worth and a small share of what the group changed.
+SPILL_SLACK = 8
+SPILL_PIXELS = 64
+SPILL_SHARE = 0.02
 
 _HIDE = in_page("(N, arg) => N.cf.hide(arg)")
 _RESTORE = in_page("(N) => N.cf.restore()")
@@ -86,12 +94,18 @@ class Item:
 
 @dataclasses.dataclass
 class Taken:
-    """What one item's taking-away did: the pixels before and after in its group's clip."""
+    """What one item's taking-away did: the pixels before and after in its group's clip, and
+    where they differ (computed once per group, shared by its items)."""
 
     before: np.ndarray
     after: np.ndarray
     origin: tuple[int, int]  # the clip's top-left in page pixels
     scale: float
+    mask: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.mask is None:
+            self.mask = changed(self.before, self.after)
 
 
 @dataclasses.dataclass
@@ -154,16 +168,18 @@ async def frozen(cdp: Any) -> AsyncIterator[None]:
 
 
 def _clip(group: Iterable[Item], width: int, height: int) -> tuple[int, int, int, int] | None:
-    boxes = [r for item in group for r in item.reach]
+    """The band of the page a group's capture takes: the page's whole width (a clip that starts
+    mid-row rasterises fractional boxes a pixel apart from the full capture), the rows its items
+    may reach."""
+    boxes = [r for item in group for r in item.reach
+             if r[2] > 0 and r[0] < width and r[3] > 0 and r[1] < height]
     if not boxes:
         return None
-    x0 = max(0, math.floor(min(b[0] for b in boxes)))
     y0 = max(0, math.floor(min(b[1] for b in boxes)))
-    x1 = min(width, math.ceil(max(b[2] for b in boxes)))
     y1 = min(height, math.ceil(max(b[3] for b in boxes)))
-    if x1 - x0 < 1 or y1 - y0 < 1:
+    if y1 - y0 < 1 or width < 1:
         return None
-    return x0, y0, x1, y1
+    return 0, y0, width, y1
 
 
 async def capture(cdp: Any, clip: tuple[int, int, int, int]) -> np.ndarray | None:
@@ -177,23 +193,25 @@ async def capture(cdp: Any, clip: tuple[int, int, int, int]) -> np.ndarray | Non
 
 def changed(before: np.ndarray, after: np.ndarray) -> np.ndarray:
     """Where the two captures differ beyond antialiasing noise (bool, per pixel)."""
-    return (np.abs(before.astype(np.int16) - after.astype(np.int16)).max(axis=2) > CHANGE)
+    return (np.maximum(before, after) - np.minimum(before, after)).max(axis=2) > CHANGE
 
 
 def _spilled(mask: np.ndarray, group: Sequence[Item], origin: tuple[int, int], scale: float) -> bool:
-    """Whether the capture changed outside every item's reach (some ink landed where its boxes
-    do not say: the group cannot be attributed item by item)."""
+    """Whether the capture changed outside every item's reach beyond repainting noise (some ink
+    landed where its boxes do not say: the group cannot be attributed item by item)."""
     if not mask.any():
         return False
     inside = np.zeros_like(mask)
     h, w = mask.shape
+    k = SPILL_SLACK
     for item in group:
         for x0, y0, x1, y1 in item.reach:
-            a0, b0 = max(0, int((x0 - origin[0]) * scale)), max(0, int((y0 - origin[1]) * scale))
-            a1, b1 = min(w, math.ceil((x1 - origin[0]) * scale)), min(h, math.ceil((y1 - origin[1]) * scale))
+            a0, b0 = max(0, int((x0 - k - origin[0]) * scale)), max(0, int((y0 - k - origin[1]) * scale))
+            a1, b1 = min(w, math.ceil((x1 + k - origin[0]) * scale)), min(h, math.ceil((y1 + k - origin[1]) * scale))
             if a1 > a0 and b1 > b0:
                 inside[b0:b1, a0:a1] = True
-    return bool((mask & ~inside).any())
+    outside = int((mask & ~inside).sum())
+    return outside > max(SPILL_PIXELS, SPILL_SHARE * int(mask.sum()))
 
 
 async def take_away(cdp: Any, world: World, items: Sequence[Item], size: tuple[int, int],
@@ -239,16 +257,24 @@ async def take_away(cdp: Any, world: World, items: Sequence[Item], size: tuple[i
                 failed = set(answer.get("unmeasurable", [])) if isinstance(answer, dict) else {i.id for i in group}
                 origin = (clip[0], clip[1])
                 mask = changed(before, after)
-                if len(group) > 1 and _spilled(mask, group, origin, scale):
-                    half = len(group) // 2
-                    queue[:0] = [group[:half], group[half:]]
-                    out.notes.append("counterfactual: a group's change spilled past its items; split")
-                    continue
+                if _spilled(mask, group, origin, scale):
+                    if base is not None:
+                        # The page's pixels moved since its capture (a layout that settled during
+                        # it): from here on each group is captured before it is taken away.
+                        base = None
+                        queue.insert(0, group)
+                        out.notes.append("counterfactual: the page changed after its capture; measured against fresh captures")
+                        continue
+                    if len(group) > 1:
+                        half = len(group) // 2
+                        queue[:0] = [group[:half], group[half:]]
+                        out.notes.append("counterfactual: a group's change spilled past its items; split")
+                        continue
                 for item in group:
                     if item.id in failed:
                         out.unmeasured.add(item.id)
                     else:
-                        out.taken[item.id] = Taken(before, after, origin, scale)
+                        out.taken[item.id] = Taken(before, after, origin, scale, mask)
         finally:
             with contextlib.suppress(Exception):
                 await world.ask(_RESTORE)
@@ -308,12 +334,12 @@ def _ink(taken: Taken, rects: Sequence[tuple[float, float, float, float]]) -> tu
         region = _region(taken, rect)
         if region is None:
             continue
-        before, after = taken.before[region], taken.after[region]
-        mask = changed(before, after)
-        count += int(mask.sum())
-        if mask.any():
-            inks.append(before[mask])
-            backs.append(after[mask])
+        mask = taken.mask[region]
+        hits = int(mask.sum())
+        if hits:
+            count += hits
+            inks.append(taken.before[region][mask])
+            backs.append(taken.after[region][mask])
     return count, inks, backs
 
 
@@ -338,19 +364,16 @@ def _gaps(taken: Taken, rects: Sequence[tuple[float, float, float, float]]) -> b
         region = _region(taken, rect)
         if region is None:
             return True
-        mask = changed(taken.before[region], taken.after[region])
+        mask = taken.mask[region]
         h, w = mask.shape
         if w < h:  # a vertical or rotated line: judged as a whole
             if not mask.any():
                 return True
             continue
-        columns = mask.any(axis=0)
-        if not columns.any():
+        hits = np.flatnonzero(mask.any(axis=0))
+        if not len(hits):
             return True
-        longest = run = 0
-        for hit in columns:
-            run = 0 if hit else run + 1
-            longest = max(longest, run)
+        longest = max(int(hits[0]), w - 1 - int(hits[-1]), int(np.diff(hits).max() - 1) if len(hits) > 1 else 0)
         if longest > GAP_LINES * h:
             return True
     return False
@@ -382,7 +405,7 @@ def judge_text(taken: Taken, text: str, rects: Sequence[tuple[float, float, floa
             x, y, w, h = box
             region = _region(taken, (x, y, x + w, y + h))
             if region is not None:
-                mask = changed(taken.before[region], taken.after[region])
+                mask = taken.mask[region]
                 ok = mask.sum() >= max(1, MIN_CHAR_SHARE * mask.size)
         shown.append(ok)
     # spaces take the side of their neighbours: shown between two shown characters
@@ -434,9 +457,8 @@ def ink_of(taken: Taken, rect: tuple[float, float, float, float]) -> Ink:
     region = _region(taken, rect)
     if region is None:
         return Ink(np.zeros((0, 3), np.uint8), 0)
-    before, after = taken.before[region], taken.after[region]
-    mask = changed(before, after)
-    return Ink(before[mask], int(mask.size))
+    mask = taken.mask[region]
+    return Ink(taken.before[region][mask], int(mask.size))
 
 
 def judge_element(taken: Taken, rect: tuple[float, float, float, float]) -> bool:
@@ -491,12 +513,16 @@ def _items(runs: Sequence[Any], items_meta: Any, pictures: Sequence[tuple[int, t
     out = []
     for item, boxes in rects.items():
         entry = meta[item]
-        if not (isinstance(entry, list) and len(entry) == 3 and entry[0] in ("text", "element")):
+        if not (isinstance(entry, list) and len(entry) == 4 and entry[0] in ("text", "element")):
             continue
         try:
             margin = min(200.0, max(0.0, float(entry[1])))
         except (TypeError, ValueError):
             margin = 200.0
+        for line in entry[3] if isinstance(entry[3], list) else []:  # all its own text, shown or not
+            box = _box(line)
+            if box is not None and box[2] > 0 and box[3] > 0:
+                boxes.append((box[0], box[1], box[0] + box[2], box[1] + box[3]))
         out.append(Item(item, entry[0], boxes[:MAX_ITEM_RECTS], margin if math.isfinite(margin) else 200.0, bool(entry[2])))
     return out
 

@@ -70,8 +70,9 @@ _PAGE_FACTS = control("""(N, hold) => {
   return { frames: N.state.frames, popups: N.state.popups,
            contexts: N.all(N.document, "canvas").map((c) => { const k = N.contextOf(c); return k ? k.kind : ""; }) };
 }""")
-_SNAPSHOT = in_page("(N, opts) => ({freeze})(N) && ({snapshot})(N, opts)".format(
-    freeze=_JS["freeze_animations.js"], snapshot=_JS["snapshot.js"]))
+# Stop motion and say how tall the document is (the capture's height), in our world.
+_FREEZE = in_page("(N) => ({freeze})(N) && N.seen({{}}).docHeight".format(freeze=_JS["freeze_animations.js"]))
+_SNAPSHOT = in_page("(N, opts) => ({snapshot})(N, opts)".format(snapshot=_JS["snapshot.js"]))
 _MARKUP = in_page(_JS["markup.js"])
 _MOBILE_PROBE = in_page("(N) => ({probe})(N)".format(probe=_JS["mobile_probe.js"]))
 # (width) => open the gate again and arm a wait for the window's next `resize` to `width`: the
@@ -747,37 +748,53 @@ class Renderer:
             return await within_a_frame(is_leaving(page), trace, self.config)
         return await asyncio.wait_for(is_leaving(page), self.config.snapshot_timeout_s)
 
-    async def _snapshot(self, page: Page, world: World, trace: _Trace) -> tuple[object, object]:
-        """Close the resize gate and read the page's claims (its world), then stop motion and take
-        the snapshot (ours; it crosses as one JSON string, see `inpage`). A document replaced
-        meanwhile (the page reloaded itself) is waited for and snapshotted instead."""
+    async def _on_its_document(self, trace: _Trace, call):
+        """`call()`, once more on the new document if the page replaced its own meanwhile (it
+        reloaded itself): the first document's is gone."""
         for attempt in range(2):
             try:
-                facts = await ask_page(page, _PAGE_FACTS, True)
-            except PlaywrightError as exc:  # the page broke its own world's answer: no claims
-                if lost_its_document(exc) and attempt == 0:
-                    await trace.document_loaded.wait()
-                    continue
-                facts = None
-            facts = facts if isinstance(facts, dict) else {}
-            contexts = facts.get("contexts")
-            options = {"maxNodes": self.config.max_dom_nodes, "maxHeight": self.config.max_full_page_height,
-                       "contexts": [str(c)[:32] for c in contexts[:200]] if isinstance(contexts, list) else []}
-            try:
-                await world.adopt_closed_shadow_roots()
-                return await world.ask(_SNAPSHOT, options), facts
+                return await call()
             except PlaywrightError as exc:
                 if not lost_its_document(exc) or attempt:
                     raise
             await trace.document_loaded.wait()
-        return None, {}
+        return None
+
+    async def _freeze(self, page: Page, world: World, trace: _Trace) -> tuple[dict, float]:
+        """Close the resize gate and read the page's claims (its world), then stop motion and
+        measure the document's height (ours): what the capture needs before it is taken."""
+        async def facts_then_height():
+            try:
+                facts = await ask_page(page, _PAGE_FACTS, True)
+            except PlaywrightError as exc:  # the page broke its own world's answer: no claims
+                if lost_its_document(exc):
+                    raise
+                facts = None
+            return (facts if isinstance(facts, dict) else {}), _number(await world.ask(_FREEZE))
+
+        return await self._on_its_document(trace, facts_then_height) or ({}, 0.0)
+
+    async def _snapshot(self, world: World, trace: _Trace, facts: dict) -> object:
+        """The snapshot (ours; it crosses as one JSON string, see `inpage`), taken once the page is
+        captured: a page's layout may settle during its first full-page capture, and the boxes
+        the counterfactual takes away must be the capture's. A document replaced meanwhile is
+        snapshotted instead."""
+        contexts = facts.get("contexts")
+        options = {"maxNodes": self.config.max_dom_nodes, "maxHeight": self.config.max_full_page_height,
+                   "contexts": [str(c)[:32] for c in contexts[:200]] if isinstance(contexts, list) else []}
+
+        async def snapshot():
+            await world.adopt_closed_shadow_roots()
+            return await world.ask(_SNAPSHOT, options)
+
+        return await self._on_its_document(trace, snapshot)
 
     async def _markup(self, world: World, trace: _Trace, cdp) -> tuple[DomMarkup | None, list[str]]:
         """The DOM as the page's scripts left it (`markup.js`), read in the frozen state the snapshot
         described, in a stage of its own: a page that holds it up costs this stage, not the
         snapshot. Not tried on a page that just hung the snapshot (it would cost a second deadline
         to learn the same): None then, and the record says the page hung."""
-        if "snapshot" in trace.timed_out:
+        if {"freeze", "snapshot"} & set(trace.timed_out):
             return None, []
         raw = await self._bounded("markup", world.ask(_MARKUP, {"maxChars": self.config.max_markup_chars}),
                                   self.config.snapshot_timeout_s, trace, cdp)
@@ -866,15 +883,13 @@ class Renderer:
         # A WebGL page's settle stage is bounded frame by frame instead (see `aesenv.render.settle`).
         settle_timeout = None if drawing else cfg.settle_timeout_s
         await self._bounded("settle", self._settle(page, trace, drawing), settle_timeout, trace, cdp)
-        # Motion is stopped first so the snapshot describes the frame the screenshot shows.
-        # The page's resize handlers are held during the capture: a full-page capture resizes the
-        # view, and a handler that resets a canvas (`canvas.width = innerWidth`) would blank the
-        # frame it drew, with a frozen clock to never draw it again.
-        taken = await self._bounded("snapshot", self._snapshot(page, world, trace), cfg.snapshot_timeout_s, trace, cdp)
-        snap, facts = taken if isinstance(taken, tuple) else (None, {})
-        markup, notes_markup = await self._markup(world, trace, cdp)
-        metrics_raw = snap.get("metrics") if isinstance(snap, dict) else None
-        doc_height = _number(metrics_raw.get("doc_height") if isinstance(metrics_raw, dict) else None) or height
+        # Motion is stopped first so the capture and the snapshot describe one frame. The page's
+        # resize handlers are held during the capture: a full-page capture resizes the view, and a
+        # handler that resets a canvas (`canvas.width = innerWidth`) would blank the frame it drew,
+        # with a frozen clock to never draw it again.
+        frozen = await self._bounded("freeze", self._freeze(page, world, trace), cfg.snapshot_timeout_s, trace, cdp)
+        facts, doc_height = frozen if isinstance(frozen, tuple) else ({}, 0.0)
+        doc_height = doc_height or height
         if not drawing:  # a WebGL page's settle counts its own frames
             trace.settle_frames = max(0, int(_number(facts.get("frames")) or 0) - int(frames_at_load))
         captured = int(max(height, min(doc_height, cfg.max_full_page_height)))
@@ -883,6 +898,10 @@ class Renderer:
             "clip": {"x": 0, "y": 0, "width": width, "height": captured, "scale": 1}}),
             cfg.capture_timeout_s, trace, cdp)
         full_png = base64.b64decode(shot["data"]) if isinstance(shot, dict) and "data" in shot else None
+        snap = None
+        if "freeze" not in trace.timed_out:
+            snap = await self._bounded("snapshot", self._snapshot(world, trace, facts), cfg.snapshot_timeout_s, trace, cdp)
+        markup, notes_markup = await self._markup(world, trace, cdp)
         pixels = await asyncio.to_thread(decode_rgb, full_png) if full_png else None
         scale = pixels.shape[1] / width if pixels is not None and width else 1.0
         runs = parse_runs(snap.get("runs")) if isinstance(snap, dict) else []

@@ -501,9 +501,9 @@
 
     // What an element paints by itself, apart from its text: "style" (a background that stands
     // out from what is behind it, a border, a shadow, an outline), "replaced" (an image, canvas,
-    // video, frame, form field: the screenshot must show ink in its box), "broken" (an image that
-    // did not load: counted as such, never as a picture), or "" (nothing: a bare wrapper shows
-    // only what it contains).
+    // video, frame, form field: it counts where taking it away changes the pixels), "generated"
+    // (content of its ::before/::after, likewise), "broken" (an image that did not load: counted
+    // as such, never as a picture), or "" (nothing: a bare wrapper shows only what it contains).
     const REPLACED = new N.Set(["IMG", "CANVAS", "VIDEO", "IFRAME", "OBJECT", "EMBED", "INPUT", "SELECT", "TEXTAREA",
                                 "PROGRESS", "METER"]);
     const paints = (el) => {
@@ -529,7 +529,7 @@
       // Generated content (an icon font's glyph, a bullet, a badge): the pixels must show it.
       for (const pseudo of ["::before", "::after"]) {
         const content = N.style(el, pseudo)("content");
-        if (content && content !== "none" && content !== "normal" && content !== '""') return "replaced";
+        if (content && content !== "none" && content !== "normal" && content !== '""') return "generated";
       }
       return "";
     };

@@ -30,7 +30,7 @@
     const fontSize = num(css("font-size")), lineHeight = css("line-height"), zIndex = css("z-index");
     const background = seen.toRgb(css("background-color"));
     const behind = seen.firstBackground(el);
-    const b = shown.box, paints = seen.paints(el);
+    const b = shown.box, own = seen.paints(el), paints = own === "generated" ? "replaced" : own;
     elements.push({
       tag: tag.toLowerCase(),
       id: N.id(el) || "",
@@ -39,7 +39,7 @@
       x: b.x0, y: b.y0, w: b.x1 - b.x0, h: b.y1 - b.y0,
       opacity: +shown.opacity.toFixed(3),
       paints,
-      item: paints === "replaced" ? cf.elementItem(el) : -1,
+      item: paints === "replaced" ? cf.elementItem(el, own === "generated" ? "pseudo" : "whole") : -1,
       color: seen.toRgb(css("color")),
       background: behind,
       own_background: transparent(background) ? "" : background,
@@ -117,7 +117,8 @@
       headings: [],
     },
     // Per item (last: every item above is registered by now): [kind, margin px its paint may reach
-    // beyond its boxes, wide (it may land anywhere)].
-    items: N.store.items.map((it) => [it.kind, +it.margin.toFixed(1), it.wide ? 1 : 0]),
+    // beyond its boxes, wide (it may land anywhere), the line boxes of all its own text]. What it
+    // takes away may change any of those boxes, shown or not.
+    items: N.store.items.map((it) => [it.kind, +it.margin.toFixed(1), it.wide ? 1 : 0, it.lines]),
   };
 }
