@@ -288,6 +288,7 @@ class AsyncRefineEnv(AsyncKindEnv):
         self.potential.reset(chosen)
         self.workspace = Workspace(self.kind.initial_files(chosen))
         self._turn, self._potential, self._measured, self._done = 0, 0.0, None, False
+        self._sight = ""
         # An empty start is worth 0; a start with its entry file is worth what a look at it shows,
         # measured now, before the first action (once per distinct start: `StartPotentials`), so
         # segment credit always has Φ_0. None only when that look failed on our side; then the
@@ -412,7 +413,11 @@ class AsyncRefineEnv(AsyncKindEnv):
         look = await self.pipeline.inspect(self.task, code, others, budget_chars=self.budget.max_observation_chars)
         if look.problem:
             raise ToolError(look.problem)
-        self._potential = self.potential.after(self.task, look)
+        # Φ measures what a person would see: a look that captured the very pixels of the last one
+        # shows nothing new, whatever its code changed (ΔΦ = 0; an edit no one sees earns no credit).
+        if not (look.sight and look.sight == self._sight):
+            self._potential = self.potential.after(self.task, look)
+        self._sight = look.sight
         if self._start[1] is None and self.workspace.fingerprint() == self._start[0]:
             self._start = (self._start[0], self._potential)
         self.last_image = look.images[0] if look.images else None

@@ -15,6 +15,7 @@ subclass and one call.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -51,6 +52,7 @@ class Look:
     potential: float  # the kind's cheap Φ of this result
     problem: str = ""  # our side failed to look: nothing to show, and the agent may try again
     measures: dict[str, float] = field(default_factory=dict)  # Φ's parts (a project's per-requirement scores)
+    sight: str = ""  # a hash of the pixels captured (two looks with one sight showed the same thing)
 
 
 class Kind:
@@ -218,6 +220,19 @@ class Kind:
         `render()` shows."""
         png = evidence.rendering.viewport_png if evidence.rendering else None
         return [png] if png else []
+
+    def sight(self, evidence: PageEvidence) -> str:
+        """A hash of every pixel the result was captured with (a page's full capture, a plot's
+        figures): results with one sight look the same, whatever their code says."""
+        digest = hashlib.sha256()
+        pixels = evidence.rendering.pixels if getattr(evidence, "rendering", None) is not None else None
+        if pixels is not None:
+            digest.update(repr(pixels.shape).encode())
+            digest.update(pixels.tobytes())
+        else:
+            for image in self.images(evidence):
+                digest.update(hashlib.sha256(image).digest())
+        return digest.hexdigest()
 
     def picture(self, evidence: PageEvidence) -> bytes | None:
         """The one picture a report shows of an answer: a page's full-page screenshot, else the

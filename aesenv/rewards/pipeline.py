@@ -219,7 +219,7 @@ class RewardPipeline:
                 return Look("", [], 0.0, problem=problem)
             potential = await kind.potential(evidence)
             return Look(kind.describe(evidence, budget_chars), kind.images(evidence), potential,
-                        measures=kind.measures(evidence))
+                        measures=kind.measures(evidence), sight=kind.sight(evidence))
 
     async def execute(self, argv: list[str], files: dict[str, bytes], limits: SandboxLimits | None = None, *,
                       links: dict[str, str] | None = None) -> CommandRun:
