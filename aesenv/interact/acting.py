@@ -500,9 +500,8 @@ class Actor:
         """Hold the page's animations to its clock (`_STEP_ANIMATIONS`), install the mutation
         observer and let the page idle, so background changes (clocks, carousels, game loops, a
         timer that keeps throwing) are known before the first action."""
-        cdp = self.live.cdp
-        await self.live.bounded(cdp.send("Animation.enable"))
-        await self.live.bounded(cdp.send("Animation.setPlaybackRate", {"playbackRate": 0}))
+        # Without `Animation.enable`: the rate applies as well, and no event comes for every animation.
+        await self.live.bounded(self.live.cdp.send("Animation.setPlaybackRate", {"playbackRate": 0}))
         self._timeline_held = True
         await self.live.ask(_OBSERVE, "idle")
         await self._idle(idle_ms)
@@ -514,9 +513,7 @@ class Actor:
             return
         self._timeline_held = False
         with contextlib.suppress(PlaywrightError, PageFault):
-            cdp = self.live.cdp
-            await self.live.bounded(cdp.send("Animation.setPlaybackRate", {"playbackRate": 1}))
-            await self.live.bounded(cdp.send("Animation.disable"))
+            await self.live.bounded(self.live.cdp.send("Animation.setPlaybackRate", {"playbackRate": 1}))
 
     async def _aim(self, indices: list[int], scroll: bool) -> list[tuple[Box, bool] | None]:
         """Each mark's box (None: gone or hidden) with whether it lies wholly in the viewport,
