@@ -275,12 +275,14 @@ async def test_the_page_is_relabeled_only_after_an_interaction_changed_it(render
 
 
 def _form(gap_px: int, works: bool) -> str:
+    """The confirmation shows under the submit, where a user who clicked it looks (one at the top of
+    a tall page, out of view, is no response anyone sees)."""
     handler = "document.getElementById('out').textContent = 'Thanks, ' + document.getElementById('n').value;" if works else ""
-    return f"""<!doctype html><html><body style="margin:40px"><h1>Contact</h1><p id="out">Write to us.</p>
+    return f"""<!doctype html><html><body style="margin:40px"><h1>Contact</h1>
 <form onsubmit="event.preventDefault(); {handler}">
 <input id="n" placeholder="Name"><div style="height:{gap_px}px"></div>
 <input id="m" type="email" placeholder="Email"><div style="height:{gap_px}px"></div>
-<button id="send" type="submit">Send</button></form></body></html>"""
+<button id="send" type="submit">Send</button></form><p id="out">Write to us.</p></body></html>"""
 
 
 @pytest.mark.parametrize("works", [True, False])

@@ -126,23 +126,29 @@ def choose(options: list[Candidate], episode: _Episode) -> Candidate | None:
 
 
 def measured_verdict(response: Response) -> Verdict:
-    """0/1 from what the page did; the reason names the evidence."""
+    """0/1 from what the page did; the reason names the evidence (pixels: see `Response.responded`)."""
     if response.new_errors:
         return Verdict(score=0, reason=f"the page threw an error: {response.new_errors[0][:160]}")
     if response.reloaded:
         return Verdict(score=0, reason="the page reloaded and lost its state instead of responding in place")
     evidence = []
-    if response.mutations and response.visible_change:
-        evidence.append(f"{response.mutations} visible DOM changes")
     if response.pixels_moved:
         evidence.append(f"{response.changed_px} px changed in the {response.region} (idle: {response.idle_changed_px})")
+    if response.own_moved:
+        evidence.append(f"{response.own_changed_px} px of the control itself changed (idle: {response.own_idle_px})")
+    if response.dom_shown and not evidence:
+        evidence.append(f"{response.mutations} DOM changes that show: {response.dom_changed_px} px changed where "
+                        f"they are (idle: {response.dom_idle_px})")
     if evidence:
         return Verdict(score=1, reason="responded: " + ", ".join(evidence))
     dom = f"{response.mutations} DOM changes that did not show" if response.mutations else "no DOM change"
     alone = [what for what, happened in (("the location hash changed", response.hash_changed),
                                          ("the page scrolled", response.scrolled)) if happened]
+    framed = (f"; {response.frame_px} px only drew a frame around the control (an outline or ring, as focus does)"
+              if response.frame_px else "")
     return Verdict(score=0, reason=f"no response: {dom}, {response.changed_px} px changed in the "
-                                   f"{response.region} (idle: {response.idle_changed_px})"
+                                   f"{response.region} (idle: {response.idle_changed_px}), {response.own_changed_px} px "
+                                   f"of the control itself" + framed
                                    + (f"; {' and '.join(alone)}, which shows nothing by itself" if alone else ""))
 
 
@@ -204,6 +210,13 @@ class OfflineExplorer:
 
     async def _episode(self, live: LivePage, task: Task, report: InteractionReport, episode: _Episode) -> None:
         actor = Actor(live)
+        try:
+            await self._explore(actor, live, task, report, episode)
+        finally:
+            await actor.stop()
+
+    async def _explore(self, actor: Actor, live: LivePage, task: Task, report: InteractionReport,
+                       episode: _Episode) -> None:
         labeling = await label(live)
         report.labeled = len(labeling.marks)
         await actor.start()

@@ -157,15 +157,28 @@ class Verdict(BaseModel):
 NEAR_PX = 160  # how far from a control a change still reads as its own
 
 
-class Response(BaseModel):
-    """What changed when an action ran, net of what changed while the page idled as long."""
+OWN_FLOOR_PX = 10  # changed pixels on the control itself that make a visible change of its own
+GLYPH_PX = 20      # changed pixels elsewhere that make a visible change: part of one small glyph
 
-    mutations: int = 0            # DOM mutations on nodes that did not change while idle
+
+class Response(BaseModel):
+    """What changed when an action ran, net of what changed while the page idled as long.
+
+    Every pixel count is of the change between two screenshots taken in the same pointer and focus
+    state (see `aesenv.interact.acting`): the control's own hover, focus and active restyle is in
+    both, so it is in neither count. `frame_px` are changed pixels left out as a thin frame
+    drawn around the control (an outline, ring or border, whoever draws it)."""
+
+    mutations: int = 0            # DOM mutations on nodes that did not change while idle (where to look, no evidence)
     idle_mutations: int = 0
-    changed_px: int = 0           # changed pixels in the measured region
+    changed_px: int = 0           # changed pixels in the measured region (the control left out)
     idle_changed_px: int = 0
-    own_changed_px: int = 0       # changed pixels on the control itself (left out of the region)
+    own_changed_px: int = 0       # changed pixels on the control itself (its box)
+    own_idle_px: int = 0          # the same while the page idled
     own_px: int = 0               # the control's own pixels
+    frame_px: int = 0             # changed pixels that only frame the control, counted nowhere
+    dom_changed_px: int = 0       # changed pixels inside the elements the action's DOM changes touched
+    dom_idle_px: int = 0          # the same while the page idled
     near_changed_px: int = 0      # changed pixels of the region within NEAR_PX of the control
     change_box: list[int] | None = None  # where the region changed: [x0, y0, x1, y1] (viewport)
     control_box: list[int] | None = None  # where the control was: [x0, y0, x1, y1] (viewport)
@@ -178,22 +191,32 @@ class Response(BaseModel):
 
     @property
     def pixels_moved(self) -> bool:
-        floor = max(40, int(0.0003 * self.region_px))
+        """A clear change in the measured region beyond what idling changed there: as much as a
+        count going up by one changes in small type, anywhere on the page; in a canvas, which
+        draws everything itself, a share of it."""
+        floor = max(GLYPH_PX, int(0.0003 * self.region_px)) if self.region == "canvas" else GLYPH_PX
         return self.changed_px > 1.3 * self.idle_changed_px + floor
 
     @property
-    def visible_change(self) -> bool:
-        """Anything at all changed on screen beyond what idling changed, the control included."""
-        return self.changed_px - self.idle_changed_px > 10 or self.own_changed_px > 10
+    def own_moved(self) -> bool:
+        """A visible change of the control's own look beyond its pointer and focus restyle: a
+        label that counts up, a knob that moves, a check mark, a pressed fill."""
+        return self.own_changed_px > 1.3 * self.own_idle_px + OWN_FLOOR_PX
+
+    @property
+    def dom_shown(self) -> bool:
+        """The elements the action changed in the DOM changed on screen, beyond what idling changed
+        there: a score reset to 0 on a game that keeps moving, which the whole region's count
+        drowns. Pixels decide; the DOM only says where to look."""
+        return self.mutations > 0 and self.dom_changed_px > 1.3 * self.dom_idle_px + GLYPH_PX
 
     @property
     def responded(self) -> bool:
-        """A clear visible change in the measured region, or DOM changes that show on screen
-        (a toggle restyling itself, a new list item). The control's own pixels do not count
-        alone: hover and focus styles change them with no handler at all. What no one sees does
-        not count either: a DOM change off screen (a class the CSS never styles, a no-op write),
-        a changed location hash, a scroll that shows nothing new."""
-        return self.pixels_moved or (self.mutations > 0 and self.visible_change)
+        """A visible change: in the measured region, of the control itself, or where the action
+        changed the DOM. Pixels only: a DOM change that does not show (an attribute no CSS reads,
+        an ARIA state, a title) is no response, nor is a changed location hash or a scroll that
+        shows nothing new."""
+        return self.pixels_moved or self.own_moved or self.dom_shown
 
     def merged(self, later: "Response") -> "Response":
         """Two actions that form one interaction (type, then submit) respond together."""
@@ -201,7 +224,11 @@ class Response(BaseModel):
                         changed_px=max(self.changed_px, later.changed_px),
                         idle_changed_px=max(self.idle_changed_px, later.idle_changed_px),
                         own_changed_px=max(self.own_changed_px, later.own_changed_px),
+                        own_idle_px=max(self.own_idle_px, later.own_idle_px),
                         own_px=max(self.own_px, later.own_px),
+                        frame_px=max(self.frame_px, later.frame_px),
+                        dom_changed_px=max(self.dom_changed_px, later.dom_changed_px),
+                        dom_idle_px=max(self.dom_idle_px, later.dom_idle_px),
                         near_changed_px=max(self.near_changed_px, later.near_changed_px),
                         change_box=later.change_box or self.change_box,
                         control_box=later.control_box or self.control_box,

@@ -84,7 +84,8 @@ def _jpeg(png: bytes, quality: int = 80) -> bytes:
 
 def _evidence(measured: Measured) -> str:
     r = measured.response
-    parts = [f"{r.mutations} DOM changes", f"{r.changed_px} px changed in the {r.region} (page idle: {r.idle_changed_px})"]
+    parts = [f"{r.mutations} DOM changes", f"{r.changed_px} px changed in the {r.region} (page idle: {r.idle_changed_px})",
+             f"{r.own_changed_px} px of the control itself changed"]
     if r.scrolled:
         parts.append("the page scrolled")
     if r.reloaded:
@@ -143,6 +144,13 @@ class VlmAgent:
 
     async def _episode(self, live: LivePage, task: Task, report: InteractionReport, usage: Usage) -> InteractionReport:
         actor = Actor(live)
+        try:
+            return await self._turns(actor, live, task, report, usage)
+        finally:
+            await actor.stop()
+
+    async def _turns(self, actor: Actor, live: LivePage, task: Task, report: InteractionReport,
+                     usage: Usage) -> InteractionReport:
         labeling = await label(live)
         report.labeled = len(labeling.marks)
         await actor.start()

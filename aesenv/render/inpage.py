@@ -103,11 +103,13 @@ class World:
     def forget(self) -> None:
         self._context = None
 
-    async def _call(self, context: int, function: str, arguments: list[dict]) -> Any:
+    async def _call(self, context: int, function: str, arguments: list[dict], *, by_value: bool = True,
+                    group: str = WORLD_NAME) -> Any:
+        """The function's answer: its value (JSON-able), or with `by_value` off its protocol object id."""
         try:
             answer = await self.cdp.send("Runtime.callFunctionOn", {
                 "functionDeclaration": function, "executionContextId": context, "arguments": arguments,
-                "returnByValue": True, "awaitPromise": True, "objectGroup": WORLD_NAME})
+                "returnByValue": by_value, "awaitPromise": True, "objectGroup": group})
         except PlaywrightError as exc:
             if "Cannot find context" in exc.message or "context was destroyed" in exc.message:
                 self.forget()
@@ -116,7 +118,7 @@ class World:
             details = answer["exceptionDetails"]
             with_text = (details.get("exception") or {}).get("description") or details.get("text", "")
             raise WorldScriptError(f"our page script threw: {str(with_text)[:500]}")
-        return answer.get("result", {}).get("value")
+        return answer.get("result", {}).get("value" if by_value else "objectId")
 
     async def evaluate(self, function: str, arg: Any = None, more: Sequence[dict] = ()) -> Any:
         """Run `function(arg, ...more)` in our world; `arg` and the answer cross by value (JSON),
@@ -144,6 +146,13 @@ class World:
             await self.evaluate(_KEEP_CLOSED, None, [{"objectId": await self.resolve(host, WORLD_NAME)},
                                                       {"objectId": await self.resolve(root, WORLD_NAME)}])
         return len(pairs)
+
+    async def handle(self, script: str, group: str) -> str | None:
+        """Run `script(N)` in our world and return the object it answers with by reference, as a
+        protocol object id in `group` (None when it answers null): how a node our scripts keep
+        reaches a protocol call that takes one (`DOM.requestNode`)."""
+        function = f"function () {{ return ({script})(globalThis.{KEY}); }}"
+        return await self._call(await self.context(), function, [], by_value=False, group=group)
 
     async def resolve(self, backend_node_id: int, group: str) -> str:
         """A DOM node (by its backend id, e.g. from `DOMDebugger`) as an object of our world."""

@@ -173,6 +173,12 @@
       return (animation) => { const e = effect(animation); return e ? timing(e) : null; };
     })(),
     finish: method(proto("Animation"), "finish"), cancel: method(proto("Animation"), "cancel"),
+    playState: getter(proto("Animation"), "playState"), playbackRate: getter(proto("Animation"), "playbackRate"),
+    currentTime: getter(proto("Animation"), "currentTime"), setCurrentTime: setter(proto("Animation"), "currentTime"),
+    isTransition: (() => {
+      const transition = proto("CSSTransition");
+      return (animation) => !!transition && isA(transition, animation);
+    })(),
     // Every element under `root` (a document, a shadow root or an element) matching `selector`, as an array.
     all: (root, selector) => list(queryAll(root, selector)),
     list,
