@@ -84,7 +84,7 @@ async def test_the_doctype_is_the_documents_own_and_fails_as_in_the_source(rende
     assert result.payload["source"]["violations_by_rule"] == {"doctype-html5": 1}
 
 
-async def test_open_shadow_roots_are_serialised_inline_and_closed_ones_are_out_of_reach(renderer):
+async def test_shadow_roots_are_serialised_inline_closed_ones_through_the_protocol(renderer):
     html = page("""<div id="host"></div><div id="shut"></div><script>
 const outer = document.getElementById("host").attachShadow({ mode: "open" });
 outer.innerHTML = '<p id="inner">outer root</p><div id="deep"></div>';
@@ -92,10 +92,10 @@ outer.getElementById("deep").attachShadow({ mode: "open" }).innerHTML = "<b>nest
 document.getElementById("shut").attachShadow({ mode: "closed" }).innerHTML = "<i>closed root</i>";
 </script>""")
     markup = (await renderer.render(html)).markup
-    assert markup.shadow_roots == 2
+    assert markup.shadow_roots == 3
     assert '<div id="host"><template shadowrootmode="open"><p id="inner">outer root</p>' in markup.html
     assert '<template shadowrootmode="open"><b>nested root</b></template>' in markup.html
-    assert "closed root" not in markup.html.replace('"<i>closed root</i>"', "")
+    assert '<template shadowrootmode="closed"><i>closed root</i></template>' in markup.html
 
 
 async def test_a_dom_over_the_bound_is_the_pages_failure_and_is_never_serialised(renderer, linter):

@@ -150,6 +150,41 @@ async def test_potential_is_the_share_of_requirements_met_and_is_remeasured_at_t
     assert terminated and info["potential"] == 1.0 and info["delta_potential"] == 0.5  # edited after the last render
 
 
+async def test_an_edit_no_one_sees_earns_no_potential(pipeline):
+    """Φ pays for what a person would see: required text added where no pixel shows it (masked, or
+    under the page's own background) leaves Φ where it was, and so does any edit whose render is
+    pixel-identical to the last one, whatever else its measures read."""
+    task = Task(id="req", prompt=TASK.prompt, requirements=[{"type": "text_exact", "text": "Corner Cafe"},
+                                                            {"type": "text_exact", "text": "Open daily"}])
+    env = make_core("AesWebRefine-v0", [task], pipeline=pipeline)
+    await env.reset(task="req")
+    page = '<!doctype html><html><body><h1>Corner Cafe</h1><p>Good coffee</p></body></html>'
+    await env.step({"name": "write_file", "arguments": {"path": "index.html", "content": page}})
+    _, _, _, _, info = await env.step({"name": "render", "arguments": {}})
+    assert info["potential"] == 0.5
+    hidden = ('<p style="-webkit-mask-image:linear-gradient(transparent,transparent)">Open daily</p>'
+              '<div style="background:#fff"><p style="position:relative;z-index:-1">Open daily</p></div>')
+    await env.step({"name": "edit_file", "arguments": {"path": "index.html", "old": "</body>", "new": hidden + "</body>"}})
+    _, _, _, _, info = await env.step({"name": "render", "arguments": {}})
+    assert info["potential"] == 0.5 and info["delta_potential"] == 0.0
+    await env.close()
+    # a measure that reads more than pixels (console errors lower the structural Φ): an edit that
+    # only silences them changes no pixel, so Φ stays
+    env = make_core("AesWebRefine-v0", [TASK], pipeline=pipeline)
+    await env.reset(task="cafe")
+    noisy = '<!doctype html><html><body><h1>Corner Cafe</h1><script>console.error("noise")</script></body></html>'
+    await env.step({"name": "write_file", "arguments": {"path": "index.html", "content": noisy}})
+    _, _, _, _, info = await env.step({"name": "render", "arguments": {}})
+    noisy_phi = info["potential"]
+    await env.step({"name": "edit_file", "arguments": {"path": "index.html", "old": 'console.error("noise")', "new": ""}})
+    _, _, _, _, info = await env.step({"name": "render", "arguments": {}})
+    assert info["potential"] == noisy_phi and info["delta_potential"] == 0.0
+    await env.step({"name": "edit_file", "arguments": {"path": "index.html", "old": "<h1>", "new": "<p>Fresh bread daily</p><h1>"}})
+    _, _, _, _, info = await env.step({"name": "render", "arguments": {}})
+    assert info["potential"] > noisy_phi  # a change a person sees is measured again (now without the noise)
+    await env.close()
+
+
 async def test_multi_file_pages_render_from_the_workspace(web_env):
     await web_env.reset(task="cafe")
     page = '<!doctype html><html><head><link rel="stylesheet" href="css/site.css"></head><body><h1>Hi</h1><script src="app.js"></script></body></html>'

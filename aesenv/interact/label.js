@@ -21,10 +21,15 @@
   const tagOf = (el) => N.tag(el).toLowerCase();
   const attr = (el, name) => N.attr(el, name);
   const seen = N.seen({});
-  const visible = (el) => {  // shown (aesenv/render/seen.js), and big enough to aim at
+  // Shown (aesenv/render/seen.js, with the counterfactual's verdicts), big enough to aim at, and
+  // showing something of its own: text the counterfactual found shown, its own paint (a styled
+  // control is taken away in the render), or a picture in it that shows.
+  const PICTURES = "img, svg, canvas, video, input, select, textarea, progress, meter";
+  const visible = (el) => {
     if (!seen.element(el).shown) return false;
     const r = N.box(el);
-    return r.width >= 4 && r.height >= 4;
+    if (r.width < 4 || r.height < 4) return false;
+    return seen.paints(el) !== "" || seen.textIn(el, 40) !== "" || N.all(el, PICTURES).some((x) => seen.element(x).shown);
   };
   const cssPath = (el) => {
     const parts = [];

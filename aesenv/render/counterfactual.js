@@ -175,7 +175,7 @@
         ? "fill: transparent !important; stroke: transparent !important; text-shadow: none !important; transition: none !important;"
         : "-webkit-text-fill-color: transparent !important; text-shadow: none !important; -webkit-text-stroke-width: 0px !important; transition: none !important;";
       add(el, tag, body);
-      for (const pseudo of ["::first-letter", "::first-line"]) {
+      for (const pseudo of ["::first-letter"]) {  // (not ::first-line: it styles the children on that line too)
         const root = N.rootNode(el);
         if (!rules.has(root)) rules.set(root, []);
         rules.get(root).push(`${sel(tag)}${pseudo} { ${body} }`);
@@ -215,9 +215,11 @@
 
   // Character boxes of registered text nodes: [[node, start, end], ...] -> per request, per
   // character, its first box in page pixels (null where it has none).
+  const MAX_NODE_CHARS = 4000;  // a longer node's character boxes cost a walk of its line each: none
   const chars = (requests) => {
     const view = N.viewport();
-    return requests.map(([node, start, end]) => N.charBoxes(store.nodes[node], start, end).map((boxes) => {
+    return requests.map(([node, start, end]) => (N.text(store.nodes[node]) || "").length > MAX_NODE_CHARS ? []
+      : N.charBoxes(store.nodes[node], start, end).map((boxes) => {
       if (!boxes.length) return null;
       const b = boxes[0];
       return [b.left + view.scrollX, b.top + view.scrollY, b.right - b.left, b.bottom - b.top];

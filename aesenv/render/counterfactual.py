@@ -63,12 +63,14 @@ MIN_ELEMENT_PIXELS = 16
 MAX_CAPTURES = 8
 # How far past an item's reach a change still counts as the item's own overhang (glyphs whose ink
 # leaves their font's line box: accents, italics, a fallback face's tall ascenders), not ink that
-# landed elsewhere; and how much change beyond that is the browser repainting (a collapsed table
-# border redrawn a pixel over once a cell's style changed), not ink: the larger of a few glyphs'
-# worth and a small share of what the group changed.
+# landed elsewhere. A change beyond that this large (pixels, and share of what the group changed)
+# is ink landing away from its boxes (or, against the render's capture, a page that moved since),
+# and the group is split (or measured against fresh captures); a smaller one is the browser
+# repainting neighbouring text a few levels differently (a collapsed table border a pixel over, a
+# bold run after a run made transparent).
 SPILL_SLACK = 8
-SPILL_PIXELS = 64
-SPILL_SHARE = 0.02
+SPILL_PIXELS = 256
+SPILL_SHARE = 0.10
 
 _HIDE = in_page("(N, arg) => N.cf.hide(arg)")
 _RESTORE = in_page("(N) => N.cf.restore()")
@@ -197,8 +199,8 @@ def changed(before: np.ndarray, after: np.ndarray) -> np.ndarray:
 
 
 def _spilled(mask: np.ndarray, group: Sequence[Item], origin: tuple[int, int], scale: float) -> bool:
-    """Whether the capture changed outside every item's reach beyond repainting noise (some ink
-    landed where its boxes do not say: the group cannot be attributed item by item)."""
+    """Whether the capture changed outside every item's reach (and its slack) by more than
+    repainting noise: some ink landed where its boxes do not say."""
     if not mask.any():
         return False
     inside = np.zeros_like(mask)
@@ -257,19 +259,18 @@ async def take_away(cdp: Any, world: World, items: Sequence[Item], size: tuple[i
                 failed = set(answer.get("unmeasurable", [])) if isinstance(answer, dict) else {i.id for i in group}
                 origin = (clip[0], clip[1])
                 mask = changed(before, after)
-                if _spilled(mask, group, origin, scale):
-                    if base is not None:
-                        # The page's pixels moved since its capture (a layout that settled during
-                        # it): from here on each group is captured before it is taken away.
-                        base = None
-                        queue.insert(0, group)
-                        out.notes.append("counterfactual: the page changed after its capture; measured against fresh captures")
-                        continue
-                    if len(group) > 1:
-                        half = len(group) // 2
-                        queue[:0] = [group[:half], group[half:]]
-                        out.notes.append("counterfactual: a group's change spilled past its items; split")
-                        continue
+                if base is not None and _spilled(mask, group, origin, scale):
+                    # The page's pixels moved since its capture (a layout that settled during it):
+                    # from here on each group is captured before it is taken away.
+                    base = None
+                    queue.insert(0, group)
+                    out.notes.append("counterfactual: the page changed after its capture; measured against fresh captures")
+                    continue
+                if len(group) > 1 and _spilled(mask, group, origin, scale):
+                    half = len(group) // 2
+                    queue[:0] = [group[:half], group[half:]]
+                    out.notes.append("counterfactual: a group's change spilled past its items; split")
+                    continue
                 for item in group:
                     if item.id in failed:
                         out.unmeasured.add(item.id)

@@ -56,6 +56,8 @@ _INSTALL = f"""function () {{
 # measured no further: what is in them is not shown).
 MAX_CLOSED_ROOTS = 200
 _KEEP_CLOSED = f"function (_, host, root) {{ globalThis.{KEY}.store.closed.set(host, root); return true; }}"
+MAX_PIERCED_ELEMENTS = 20_000
+_ELEMENT_COUNT = f"function () {{ const N = globalThis.{KEY}; return N.all(N.document, '*').length; }}"
 
 
 class WorldScriptError(RuntimeError):
@@ -132,7 +134,11 @@ class World:
     async def adopt_closed_shadow_roots(self) -> int:
         """Hand our world the page's closed shadow roots (host -> root, in `N.store.closed`), which
         no script can reach from the host: the protocol's DOM tree pierces them. Every walk of
-        ours then enters them like open ones. Returns how many there were."""
+        ours then enters them like open ones. Returns how many there were (-1: not searched, a
+        document of more than `MAX_PIERCED_ELEMENTS`, whose whole tree costs seconds to hand over;
+        what such a page keeps in closed roots is not walked, so not shown)."""
+        if (await self.evaluate(_ELEMENT_COUNT) or 0) > MAX_PIERCED_ELEMENTS:
+            return -1
         tree = await self.cdp.send("DOM.getDocument", {"depth": -1, "pierce": True})
         pairs, stack = [], [tree.get("root", {})]
         while stack:

@@ -36,7 +36,7 @@ from playwright.async_api import Error as PlaywrightError, Page
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from aesenv.render.counterfactual import Ink, element_ink
-from aesenv.render.inpage import World, WorldScriptError, ask_page, control
+from aesenv.render.inpage import World, WorldScriptError, ask_page, control, in_page
 from aesenv.render.models import Rendering
 from aesenv.stages import stage
 
@@ -55,6 +55,28 @@ async def stop_scripts(cdp: Any) -> None:
     """Stop whatever JavaScript the page is running (a loop that holds up a call on it)."""
     with contextlib.suppress(Exception):
         await asyncio.wait_for(cdp.send("Runtime.terminateExecution"), 2)
+
+
+# The elements selectors match that pass the first filter and have no verdict yet, registered for
+# the counterfactual: [[item, [x, y, w, h]], ...] (an invalid selector matches nothing).
+_MATCHES = in_page("""(N, [selectors, limit]) => {
+  const seen = N.seen({}), out = [], taken = new N.Set();
+  for (const selector of selectors) {
+    let matches = [];
+    try { matches = seen.deepAll(selector); } catch (e) { continue; }
+    let n = 0;
+    for (const el of matches) {
+      if (n >= limit || taken.has(el) || N.store.elements.has(el)) continue;
+      const shown = seen.element(el);
+      if (!shown.shown) continue;
+      const b = shown.seen;
+      out.push([N.cf.elementItem(el), [b.x0, b.y0, b.x1 - b.x0, b.y1 - b.y0]]);
+      taken.add(el);
+      n += 1;
+    }
+  }
+  return out;
+}""")
 
 
 class PageFault(RuntimeError):
@@ -389,6 +411,18 @@ class LivePage:
         (`aesenv.render.counterfactual`). An element that paints nothing is not shown."""
         with stage("counterfactual"):
             return await self._on_current_document(lambda: element_ink(self.cdp, self.world, found), timeout_s)
+
+    async def confirm_shown(self, selectors: list[str], limit: int = 40, timeout_s: float = 15.0) -> int:
+        """Take away, from the page as it is now, the elements `selectors` match that pass the first
+        filter and have no verdict yet (at most `limit` per selector, through shadow roots), so that
+        every later read of this document counts only those whose pixels changed (`N.seen` honours
+        the verdicts). Returns how many were measured."""
+        found = await self.ask(_MATCHES, [selectors[:100], limit])
+        pairs = [(int(f[0]), tuple(float(v) for v in f[1])) for f in found or []
+                 if isinstance(f, list) and len(f) == 2 and isinstance(f[1], list) and len(f[1]) == 4]
+        if pairs:
+            await self.element_ink(pairs, timeout_s)
+        return len(pairs)
 
     async def alive(self) -> bool:
         """Whether the page still answers (not crashed, not closed)."""

@@ -848,7 +848,7 @@ class Renderer:
             return None
         pictures = []
         for entry in snap.get("elements") or []:
-            if isinstance(entry, dict) and entry.get("paints") == "replaced" and isinstance(entry.get("item"), int):
+            if isinstance(entry, dict) and isinstance(entry.get("item"), int) and entry["item"] >= 0:
                 pictures.append((entry["item"], tuple(_number(entry.get(k)) for k in ("x", "y", "w", "h"))))
         metrics = snap.get("metrics") if isinstance(snap.get("metrics"), dict) else {}
         for canvas in metrics.get("canvases") or []:

@@ -92,10 +92,10 @@
     let roots = null;
     // `N.all` through every shadow root, document order within each root.
     const deepAll = (selector) => { roots = roots || rootsOf(doc); return roots.flatMap((r) => N.all(r, selector)); };
-    // Elements under `el` in flat-tree order, parents before children (iterative).
-    const flatElements = (el) => {
-      const out = [], stack = [el];
-      while (stack.length) {
+    // Elements under `el` in flat-tree order, parents before children (iterative), at most `limit`.
+    const flatElements = (el, limit) => {
+      const out = [], stack = [el], cap = limit || 1e9;
+      while (stack.length && out.length < cap) {
         const node = stack.pop();
         if (N.nodeType(node) !== 1) continue;
         out.push(node);
@@ -402,10 +402,12 @@
       return { shown: true, why: "", box: union, segments };
     };
     // The stretches of a node's characters whose boxes lie (mostly) inside `clip` on a legible
-    // line, each with one box per line it spans.
+    // line, each with one box per line it spans. A node longer than `MAX_CHARS` that a clip cuts is
+    // not judged at all (a character's box costs a walk of its line: none of it counts).
     const MAX_CHARS = 4000;
     const characters = (node, clip, length) => {
-      const boxes = N.charBoxes(node, 0, min(length, MAX_CHARS));
+      if (length > MAX_CHARS) return [];
+      const boxes = N.charBoxes(node, 0, length);
       const segments = [];
       let current = null;
       for (let i = 0; i < boxes.length; i++) {

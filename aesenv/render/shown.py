@@ -97,7 +97,8 @@ def parse_runs(raw: Any) -> list[Run]:
 
 def painted(elements: list[Any], runs: list[Run], pictures: dict[int, bool]) -> tuple[list[Any], list[int]]:
     """The elements a person sees: those that paint by themselves (a visible background, border
-    or shadow; an image, canvas or field that the counterfactual found shown, `pictures` by item),
+    or shadow, unless the counterfactual took it away and found it unshown; an image, canvas or
+    field that the counterfactual found shown: `pictures`, verdicts by item),
     hold shown text, or contain an element that does; a bare wrapper around nothing visible (a
     `<nav>` of transparent links) is not on the page. Returns them with `parent` renumbered to the
     nearest kept ancestor, and per old index its new one (-1 for those left out: their runs go to
@@ -108,7 +109,8 @@ def painted(elements: list[Any], runs: list[Run], pictures: dict[int, bool]) -> 
         if 0 <= run.element < n:
             content[run.element] = True
     for i, e in enumerate(elements):
-        if e.paints == "style" or (e.paints == "replaced" and pictures.get(e.item, False)):
+        measured = pictures.get(e.item) if e.item >= 0 else None  # the counterfactual's verdict, if it took it away
+        if (e.paints == "style" and measured is not False) or (e.paints == "replaced" and measured):
             content[i] = True
     for i in range(n - 1, -1, -1):  # a child comes after its parent: fold content upwards
         parent = elements[i].parent

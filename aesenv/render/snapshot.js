@@ -17,7 +17,7 @@
   const elements = [];
   const index = new N.Map();
   let truncated = false;
-  for (const el of body ? seen.flatElements(body) : []) {
+  for (const el of body ? seen.flatElements(body, maxNodes + 1) : []) {
     const tag = N.tag(el);
     if (SKIP.has(tag)) continue;
     if (elements.length >= maxNodes) { truncated = true; break; }
@@ -31,6 +31,7 @@
     const background = seen.toRgb(css("background-color"));
     const behind = seen.firstBackground(el);
     const b = shown.box, own = seen.paints(el), paints = own === "generated" ? "replaced" : own;
+    const interactive = INTERACTIVE.has(tag) || N.hasAttr(el, "onclick") || css("cursor") === "pointer" || N.tabIndex(el) >= 0;
     elements.push({
       tag: tag.toLowerCase(),
       id: N.id(el) || "",
@@ -39,7 +40,10 @@
       x: b.x0, y: b.y0, w: b.x1 - b.x0, h: b.y1 - b.y0,
       opacity: +shown.opacity.toFixed(3),
       paints,
-      item: paints === "replaced" ? cf.elementItem(el, own === "generated" ? "pseudo" : "whole") : -1,
+      // what the counterfactual takes away to see its own paint: a picture or generated content, and
+      // a control that paints only a box (a swatch, a switch: it is what a person would click)
+      item: paints === "replaced" ? cf.elementItem(el, own === "generated" ? "pseudo" : "whole")
+        : paints === "style" && interactive ? cf.elementItem(el, "whole") : -1,
       color: seen.toRgb(css("color")),
       background: behind,
       own_background: transparent(background) ? "" : background,
@@ -55,7 +59,7 @@
       position: css("position"),
       z_index: zIndex === "auto" ? 0 : (int(zIndex) || 0),
       padding: [css("padding-top"), css("padding-right"), css("padding-bottom"), css("padding-left")].map((v) => num(v)),
-      interactive: INTERACTIVE.has(tag) || N.hasAttr(el, "onclick") || css("cursor") === "pointer" || N.tabIndex(el) >= 0,
+      interactive,
       transform_3d: /matrix3d/.test(css("transform")) || css("transform-style") === "preserve-3d" || css("perspective") !== "none",
     });
   }

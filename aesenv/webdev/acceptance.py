@@ -24,12 +24,12 @@ GRADE_2 = 0.6
 STEP_TIMEOUT_S = 5.0
 
 # These run in our isolated world (`LivePage.evaluate`) and read the page through the natives `N`
-# and the one definition of what a person sees (`N.seen`, aesenv/render/seen.js): an element
-# counts when it is shown, text when it is shown text. (A named form field or image can shadow
+# and the one definition of what a person sees (`N.seen`, aesenv/render/seen.js, with the
+# counterfactual's verdicts): an element counts when it is shown, text when it is shown text. (A named form field or image can shadow
 # `document.getElementById` or `form.id` in every world; the natives cannot be shadowed.)
 _SEEN = """  const N = globalThis.__aesenv__, seen = N.seen({}), doc = N.document;
   const visible = (el) => seen.element(el).shown;
-  const query = (sel) => N.all(doc, sel);
+  const query = (sel) => seen.deepAll(sel);
   const shownText = (el) => seen.textIn(el, 200000);
   const fieldText = (el) => shownText(el) || N.String(N.prop(el, 'value') || '');
   const byId = (id) => { try { return N.all(doc, '#' + N.escapeCss(id))[0] || null; } catch (x) { return null; } };
@@ -133,6 +133,9 @@ def item_grade(item: ChecklistItem, requirement: str, parts: dict, problem: str 
 
 
 async def read_expect(live: LivePage, expect: Expect) -> dict:
+    # The matches the expectation counts and reads inside count where taking them away changes the
+    # pixels: measured first, then honoured by its reads (`N.seen`).
+    await live.confirm_shown([sel for sel in (expect.selector, expect.within) if sel])
     parts = await live.evaluate(_EXPECT_JS, expect.model_dump(mode="json"), timeout_s=STEP_TIMEOUT_S)
     parts = parts if isinstance(parts, dict) else {}
     if expect.no_errors:

@@ -22,18 +22,21 @@ from aesenv.tasks.project import ProjectRequirement, ProjectSpec
 
 MAX_TEXT_CHARS = 200_000
 # In our isolated world (`LivePage.evaluate`), through the one definition of what a person sees
-# (`N.seen`): shown in-page links, and the shown matches of each requirement's selector. The
-# census's text is the rendering's visible text (confirmed in the screenshot), not read here.
+# (`N.seen`, with the counterfactual's verdicts): shown in-page links, and the shown matches of each
+# requirement's selector. The census's text is the rendering's visible text (shown by the
+# counterfactual), not read here.
 CENSUS_JS = """(requirements) => {
   const N = globalThis.__aesenv__, seen = N.seen({}), doc = N.document;
   const visible = (el) => seen.element(el).shown;
-  const hrefs = N.all(doc, 'a[href^="#"]').filter(visible).map((a) => N.attr(a, 'href') || '').filter((h) => h.length > 1);
+  // a link a person sees: its text is shown text, or a picture in it is shown
+  const link = (a) => visible(a) && (seen.textIn(a, 200) !== "" || N.all(a, "img, svg, canvas").some(visible));
+  const hrefs = N.all(doc, 'a[href^="#"]').filter(link).map((a) => N.attr(a, 'href') || '').filter((h) => h.length > 1);
   const exists = (h) => { try { return N.all(doc, '#' + N.escapeCss(decodeURIComponent(h.slice(1)))).length > 0; } catch (e) { return false; } };
   const broken = hrefs.filter((h) => !exists(h));
   const counts = {};
   for (const r of requirements) {
     if (!r.selector) continue;
-    try { counts[r.id] = N.all(doc, r.selector).filter(visible).length; } catch (e) { counts[r.id] = -1; }
+    try { counts[r.id] = seen.deepAll(r.selector).filter(visible).length; } catch (e) { counts[r.id] = -1; }
   }
   return {links: hrefs.length, broken: [...new N.Set(broken)].slice(0, 20), broken_count: broken.length, counts};
 }"""
@@ -52,6 +55,9 @@ class Census(BaseModel):
 async def take_census(live: LivePage, spec: ProjectSpec, text: str) -> Census:
     """The census of the open page; `text` is its rendering's visible text."""
     wanted = [{"id": r.id, "selector": r.selector} for r in spec.requirements if r.selector]
+    # A match counts where taking it away changes the pixels (a section masked over a striped band
+    # does not): measured first, then honoured by the census's reads.
+    await live.confirm_shown([w["selector"] for w in wanted])
     raw = await live.evaluate(CENSUS_JS, wanted, timeout_s=5.0)
     raw = raw if isinstance(raw, dict) else {}
     counts = raw.get("counts") if isinstance(raw.get("counts"), dict) else {}
