@@ -3,7 +3,8 @@
 No model, no network, no randomness. Each figure is reduced to a digest (axes with their data
 marks, labels, legend and series colours; texts with pixel boxes) from its description, which
 the host makes from the figure as it draws it (`aesenv.kinds.plot.drawn`, for matplotlib and plotly
-alike: nothing the script claims about itself); metrics then measure what a reader of a chart
+alike: nothing the script claims about itself; text names something only where it is legible as
+displayed, `aesenv.kinds.plot.legibility`); metrics then measure what a reader of a chart
 trips over: a legend sitting on the data, tick labels running into each other, text too small
 to read or cut off at the figure edge, unlabelled axes, series colours that cannot be told
 apart or vanish into the background, empty panels, and a chart of another kind than the one
