@@ -29,7 +29,8 @@ def test_the_corpus_has_the_plot_mechanisms():
     for needed in ("plot-describe-hook", "plot-png-writer", "plot-svg-writer-lies", "plot-alpha-zero-labels",
                    "plot-white-on-white", "plot-half-point-text", "plot-text-off-canvas", "plot-forged-get-visible",
                    "plot-legend-without-handles", "plot-invisible-bars-on-pie", "plot-hidden-second-figure",
-                   "plotly-title-in-background-colour"):
+                   "plotly-title-in-background-colour", "plot-tiny-text-fontsize", "plot-tiny-text-squeezed",
+                   "plot-tiny-text-huge-figure", "plot-tiny-text-low-dpi"):
         assert needed in names, needed
     for folder in CASES:
         case = json.loads((folder / "case.json").read_text())

@@ -7,13 +7,9 @@ chart and a copy with one measurable defect, and the judge must score the clean 
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
 matplotlib = pytest.importorskip("matplotlib")
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
@@ -21,36 +17,13 @@ from aesenv.kinds.plot.figures import draw_figures  # noqa: E402
 from aesenv.kinds.plot.judge import OfflinePlotJudge  # noqa: E402
 from aesenv.sandbox.base import Figure, PlotRun, RunStatus  # noqa: E402
 from aesenv.tasks import Task  # noqa: E402
-
-_spec = importlib.util.spec_from_file_location(
-    "sandbox_worker", Path(__file__).parents[1] / "aesenv" / "sandbox" / "worker.py")
-worker = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(worker)
+from support.plots import draw  # noqa: E402
 
 RNG = np.random.default_rng(7)
 MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 REGIONS = {r: 100 + np.cumsum(RNG.normal(4, 9, 12)) for r in ("North", "South", "West")}
 PRODUCTS = ["Laptops", "Phones", "Tablets", "Monitors", "Printers"]
 SALES = np.array([42.0, 55.0, 23.0, 31.0, 12.0])
-
-
-def saved(build) -> list[Figure]:
-    """Run a drawing function, return its figures as the sandbox's worker saves them."""
-    plt.close("all")
-    build()
-    out = []
-    for i, num in enumerate(plt.get_fignums(), 1):
-        fig = plt.figure(num)
-        out.append(Figure(name=f"figure-{i}.png", kind="matplotlib", svg=worker.save_svg(fig), dpi=fig.dpi))
-    plt.close("all")
-    return out
-
-
-async def draw(renderer, build) -> list[Figure]:
-    """The figures as the host draws and describes them."""
-    run = await draw_figures(PlotRun(status=RunStatus.OK, figures=saved(build)), renderer)
-    assert run.status is RunStatus.OK, run.reason
-    return run.figures
 
 
 def line(legend="outside", size=11, labels=True, colors=None, title_y=None, extra_empty=False):

@@ -73,7 +73,7 @@ class _Run(BaseModel):
     duration_ms: float = 0  # wall time from handing the job to its process to its end, inside the worker
     cpu_ms: float = 0  # CPU time of the job's process (not its children): load-independent cost
     # Where the worker's time went: prepare (the workspace), start (hand the job to its process),
-    # run (of which the script says run.script and run.save), collect, clean; the rest of the
+    # run (of which the script says run.script, run.frames: its animations played, and run.save), collect, clean; the rest of the
     # host's wall time is the channel's.
     timings_ms: dict[str, float] = {}
     backend: str = ""

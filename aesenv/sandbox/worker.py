@@ -49,6 +49,7 @@ import threading
 import time
 import traceback
 import types
+import weakref
 
 MAX_RESULT_BYTES = 64 * 1024 * 1024  # figures + metadata a child may send back
 MAX_FILES_OUT_BYTES = 32 * 1024 * 1024
@@ -98,6 +99,7 @@ def warm_imports() -> None:
     import matplotlib
 
     matplotlib.use("Agg")
+    import matplotlib.animation  # noqa: F401 - `capture_animations` hooks it in every job
     import matplotlib.pyplot as plt
     import numpy as np
     import pandas as pd
@@ -488,10 +490,13 @@ def _dense(artist) -> bool:
     return False
 
 
-def run_script(code: str, plotly_figures, workspace: str, received: float | None = None) -> dict:
-    """Run the script, then save every figure it left open. Whatever either raises is reported as
-    the user's: its type and whole message, the line of main.py it came from, and for a failure
-    while saving (a mathtext label is only parsed when the figure is drawn) which figure it was."""
+def run_script(code: str, plotly_figures, workspace: str, received: float | None = None,
+               timeout_s: float | None = None, animations=lambda: []) -> dict:
+    """Run the script, play the animations it left on open figures (`play_animations`), then save
+    every figure it left open. Whatever any of these raises is reported as the user's: its type
+    and whole message, the line of main.py it came from, and for a failure after the script
+    (a frame of an animation; a mathtext label is only parsed when the figure is drawn) what was
+    being done. `timeout_s`: the job's deadline, counted from `received`."""
     import matplotlib.pyplot as plt
 
     cache_in_workspace(workspace)
@@ -513,6 +518,13 @@ def run_script(code: str, plotly_figures, workspace: str, received: float | None
         tb, line = format_traceback(exc), error_line(exc)
     flush_output()
     ran = time.monotonic()
+    if status == "ok":
+        deadline = (received if received is not None else started) + timeout_s if timeout_s else None
+        played = play_animations(animations(), deadline)
+        if played is not None:
+            status, reason, tb, line = played
+        flush_output()
+    played_at = time.monotonic()
     figures = []
     step = ""
     try:
@@ -533,11 +545,142 @@ def run_script(code: str, plotly_figures, workspace: str, received: float | None
                                        f" left open, and saving {step} raised:")
             line = error_line(exc)
     flush_output()  # what saving printed (a user's draw callback, warnings): the child leaves by os._exit
-    timings = {"script": (ran - started) * 1000, "save": (time.monotonic() - ran) * 1000}
+    timings = {"script": (ran - started) * 1000, "frames": (played_at - ran) * 1000,
+               "save": (time.monotonic() - played_at) * 1000}
     if received is not None:  # from the job's arrival to its first line: becoming the sandboxed process
         timings["setup"] = (started - received) * 1000
     return {"status": status, "reason": reason, "traceback": tb, "error_line": line, "figures": figures,
             "timings_ms": timings}
+
+
+# An animation is judged as a viewer sees it play, not at the empty state it starts from (a
+# FuncAnimation draws nothing until its figure is first shown): its frames are drawn in order, at
+# most FRAMES_PER_ANIMATION of them (the picture is then the last one drawn), within
+# FRAMES_BUDGET_S for all animations together (checked between frames, never cutting one). A
+# frame that does not return within FRAME_HANG_S is hung, and a frame that raises is broken: the
+# answer's failure either way (an error of the run: the child may not claim a timeout, which
+# only the worker's deadline decides), as a viewer would see it fail.
+FRAMES_PER_ANIMATION = 100
+FRAMES_BUDGET_S = 3.0
+FRAME_HANG_S = 5.0
+
+
+class FrameHung(BaseException):
+    """Raised into a frame function that outlived FRAME_HANG_S (a BaseException, so that an
+    `except Exception` in the frame function does not swallow it)."""
+
+
+def capture_animations():
+    """Record the animations the script makes; the returned function gives those still alive (an
+    animation nobody keeps a reference to is collected, as matplotlib warns, and never plays)."""
+    from matplotlib import animation
+
+    made: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # animation -> the order it was made in
+    original_init = animation.Animation.__init__
+
+    def init(self, *args, **kwargs):
+        original_init(self, *args, **kwargs)
+        made[self] = len(made)
+
+    animation.Animation.__init__ = init
+
+    def alive() -> list:
+        if not made:
+            return []
+        gc.collect()
+        return sorted(made.keys(), key=made.__getitem__)
+
+    return alive
+
+
+def _hung(signum, frame):
+    raise FrameHung("an animation frame did not finish in time")
+
+
+def _bounded(call, deadline: float | None):
+    """call() with FRAME_HANG_S (or what is left of the job) as its limit: FrameHung past it."""
+    limit = FRAME_HANG_S if deadline is None else max(0.01, min(FRAME_HANG_S, deadline - time.monotonic()))
+    signal.setitimer(signal.ITIMER_REAL, limit)
+    try:
+        return call()
+    except FrameHung as exc:
+        exc.args = (f"an animation frame did not finish within {limit:.3g} s",)  # keeps the user's traceback
+        raise
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def play_animations(animations: list, deadline: float | None) -> tuple[str, str, str, int | None] | None:
+    """Draw the frames of each animation on a figure still open (its first draw, then frame after
+    frame, as matplotlib plays it, without rendering each one: the figure is saved afterwards).
+    None when all went well (or there was nothing to play), else the answer's failure as
+    (status, reason, traceback, line)."""
+    if not animations:
+        return None
+    import matplotlib.pyplot as plt
+
+    open_figures = {id(plt.figure(number)) for number in plt.get_fignums()}
+    playing = [a for a in animations if id(getattr(a, "_fig", None)) in open_figures]
+    if not playing:
+        return None
+    stop_at = time.monotonic() + FRAMES_BUDGET_S
+    if deadline is not None:
+        stop_at = min(stop_at, deadline - 1.0)
+    previous = signal.signal(signal.SIGALRM, _hung)
+    try:
+        for number, anim in enumerate(playing, start=1):
+            which = f"animation {number}" if len(playing) > 1 else "the animation"
+            step = "its first draw"
+            try:
+                with _no_idle_draws(anim._fig.canvas):
+                    _bounded(anim._init_draw, deadline)
+                    frames = anim.frame_seq
+                    for index in range(FRAMES_PER_ANIMATION):
+                        if time.monotonic() >= stop_at:
+                            break
+                        step = f"frame {index}"
+                        try:
+                            data = _bounded(lambda: next(frames), deadline)
+                        except StopIteration:
+                            break
+                        _bounded(lambda: (anim._pre_draw(data, False), anim._draw_frame(data)), deadline)
+            except FrameHung as exc:
+                where = f"drawing {step} of {which}, after the script ended"
+                return ("error", with_context(f"FrameHung: {exc}", where),
+                        format_traceback(exc, _FRAMES_NOTE.format(step=step, which=which, what="did not finish")),
+                        error_line(exc))
+            except BaseException as exc:  # noqa: BLE001 - a frame function is the user's code
+                status, reason = classify(exc)
+                return (status, with_context(reason, f"while drawing {step} of {which}, after the script ended"),
+                        format_traceback(exc, _FRAMES_NOTE.format(step=step, which=which, what="raised")),
+                        error_line(exc))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    return None
+
+
+_FRAMES_NOTE = ("The script ended without an error; the sandbox then plays each animation left on an open "
+                "figure, as a viewer would see it, and {step} of {which} {what}:")
+
+
+class _no_idle_draws:
+    """Frames are drawn into the figure's artists only: the canvas is not rendered after each
+    (`draw_idle`), since the figure is saved once they are done."""
+
+    def __init__(self, canvas) -> None:
+        self.canvas = canvas
+        self.own = vars(canvas).get("draw_idle") if hasattr(canvas, "__dict__") else None
+
+    def __enter__(self):
+        self.canvas.draw_idle = lambda *args, **kwargs: None
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.own is not None:
+            self.canvas.draw_idle = self.own
+        else:
+            del self.canvas.draw_idle
 
 
 def unique(items: list) -> list:
@@ -570,11 +713,11 @@ def capture_plotly():
     return lambda: unique(shown) if shown else [f for f in unique(created) if type(f).__name__ == "Figure"]
 
 
-def child_plot(code: str, result_fd: int, workspace: str, received: float) -> None:
+def child_plot(code: str, result_fd: int, workspace: str, received: float, timeout_s: float) -> None:
     """Run the job and hand its result over, then close every pipe to the worker before exiting:
     the worker answers on seeing them all closed (`Streams.follow`'s "handed"), while the kernel
     still releases this copy of the warm worker's memory (some 7 ms of a plot's run)."""
-    result = run_script(code, capture_plotly(), workspace, received)
+    result = run_script(code, capture_plotly(), workspace, received, timeout_s, capture_animations())
     data = json.dumps(result).encode()
     view = memoryview(data)
     while view:
@@ -735,7 +878,7 @@ def await_job(worker: int, uid: int | None, warm_r: int, job_r: int, fds: tuple[
         exit_code = 0 if task["kind"] == "plot" else 127
         enter_child(task["workspace"], uid, task["limits"], fds, res_w)
         if task["kind"] == "plot":
-            child_plot(task["code"], res_w, task["workspace"], received)
+            child_plot(task["code"], res_w, task["workspace"], received, float(task["limits"]["timeout_s"]))
         else:
             for sig in (signal.SIGPIPE, signal.SIGXFSZ):
                 signal.signal(sig, signal.SIG_DFL)
@@ -1095,7 +1238,7 @@ def checked_result(data: dict | None) -> dict:
             "traceback": str(data.get("traceback", "")), "figures": figures,
             "error_line": line if type(line) is int and line > 0 else None,
             # the script's own account of its time (informational: it could say anything here)
-            "timings_ms": {f"run.{key}": float(timings[key]) for key in ("setup", "script", "save")
+            "timings_ms": {f"run.{key}": float(timings[key]) for key in ("setup", "script", "frames", "save")
                            if type(timings.get(key)) in (int, float) and 0 <= timings[key] < 1e9}}
 
 

@@ -3,10 +3,14 @@
 `describe_scene` turns a `Scene` (the figure's SVG, read and cleaned on the host), the picture
 the browser drew from it and the boxes the browser gave its texts into the figure description
 the plot judges read (`evidence.FigureDescription`). Nothing in it is taken from the script's
-word: a text counts when it is drawn legibly (on the canvas, not clipped away, at least
-`MIN_TEXT_PX`, visibly opaque, distinguishable from what is behind it in the picture, and with
-its ink in the picture); a data mark counts when it is drawn visibly and its colour is found
-where it is drawn. Roles follow from geometry: a panel is where data marks are drawn, its tick
+word: a text is drawn when it is on the canvas, not clipped away, visibly opaque,
+distinguishable from what is behind it in the picture, and with its ink in the picture; it is
+read only where it is also legible as displayed (`legibility`: its characters drawn at least
+`MIN_LEGIBLE_PX` to the em at the display scale, each run of them on its own). A drawn text that
+is not legible is "small": it fills no role (title, axis label, tick label, legend entry,
+annotation) and none of its words count, it only counts against the figure where small text is
+a fault. A data mark counts when it is drawn visibly and its colour is found where it is drawn.
+Roles follow from geometry: a panel is where data marks are drawn, its tick
 labels are rows and columns of texts along its edges, its axis labels are the texts beyond them,
 its title the text centred above it, a legend entry a text beside a drawn handle. Mark kinds
 follow from shapes: rectangles standing on a shared baseline are bars, rectangles tiling a grid
@@ -25,9 +29,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from aesenv.colour import contrast_ratio, luminance
+from aesenv.kinds.plot.legibility import MIN_LEGIBLE_PX, displayed_px, legible
 from aesenv.kinds.plot.svg_scene import Box, Item, Scene, hex_colour
 
-MIN_TEXT_PX = 3.5  # below this a text is a speck, not something a reader can read
+MIN_TEXT_PX = 3.5  # below this (in the figure's pixels) a text is a speck: not even counted as small text
 MIN_ALPHA = 0.08  # effective opacity under which a text or mark is not drawn
 MIN_TEXT_CONTRAST = 1.3  # text against what is behind it in the picture
 MIN_MARK_CONTRAST = 1.04  # a mark against its panel's background
@@ -205,15 +210,38 @@ class ShownText:
     item: Item
     box: Box
     colour: np.ndarray  # as drawn (its colour over what is behind it)
-    role: str = "annotation"
+    role: str = "annotation"  # "small": drawn, but not legible as displayed
     panel: int | None = None
     unkeyed: bool = False
+    text: str = ""  # what a reader reads of it: its legible runs of characters
+
+    @property
+    def legible(self) -> bool:
+        return self.role != "small"
+
+
+def _readable(item: Item, behind: np.ndarray, width: float) -> str:
+    """The characters of a drawn text a reader can read: its runs drawn legibly as displayed, in a
+    colour that is opaque and stands out from what is behind the text (a run inherits the text's
+    checks, but a tiny or transparent tspan beside a legible one is not read with it)."""
+    if not item.pieces:
+        return item.text if legible(item.size_px, width) else ""
+    runs = []
+    for piece in item.pieces:
+        alpha = piece.alpha * item.opacity
+        if piece.fill is None or alpha < MIN_ALPHA or not legible(piece.size_px, width):
+            continue
+        if _contrast(_over(piece.fill, alpha, behind), behind) < MIN_TEXT_CONTRAST:
+            continue
+        runs.append(piece.text)
+    return "".join(runs).strip()
 
 
 def shown_texts(scene: Scene, picture: Picture, boxes: dict[str, Box]) -> tuple[list[ShownText], list[str],
                                                                                list[tuple[Item, Box]]]:
-    """The texts a reader can read, a note per text left out (for the record), and the texts drawn
-    mostly off the figure (a penalty for the layout, never something read)."""
+    """The texts drawn (legible or "small"), a note per text left out or not legible (for the
+    record), and the texts drawn mostly off the figure (a penalty for the layout, never something
+    read)."""
     shown, dropped, cut = [], [], []
     canvas = (0.0, 0.0, float(scene.width), float(scene.height))
     for item in scene.texts:
@@ -249,7 +277,11 @@ def shown_texts(scene: Scene, picture: Picture, boxes: dict[str, Box]) -> tuple[
         tight = picture.inked_box(_inter(box, canvas), colour, behind)
         if tight is not None and _area(_inter(box, canvas)) >= 0.99 * _area(box):
             box = tight  # wholly on the canvas: its glyphs' box (a text cut at the edge keeps its own)
-        shown.append(ShownText(item, box, colour))
+        text = _readable(item, behind, scene.width)
+        if not text:
+            dropped.append(f"{item.text[:40]!r}: {displayed_px(item.size_px, scene.width):.1f} px to the em as "
+                           f"displayed, under the legible {MIN_LEGIBLE_PX:.1f}")
+        shown.append(ShownText(item, box, colour, role="annotation" if text else "small", text=text or item.text))
     return shown, dropped, cut
 
 
@@ -381,17 +413,34 @@ def _classify_rects(marks: list[Mark]) -> None:
             m.kind = "PathPatch"
 
 
+def _drawn(item: Item) -> bool:
+    return item.visible_fill >= MIN_ALPHA or item.visible_stroke >= MIN_ALPHA
+
+
+def _slanted_line(item: Item, length: float) -> bool:
+    """A straight stroke at least `length` long that runs along neither axis of the figure."""
+    if item.kind != "path" or item.curved or len(item.subpaths) != 1 or len(item.subpaths[0]) != 2:
+        return False
+    dx, dy = item.subpaths[0][1] - item.subpaths[0][0]
+    angle = math.degrees(math.atan2(abs(dy), abs(dx)))
+    return math.hypot(dx, dy) >= length and 5 <= angle <= 85
+
+
 def _name_of(panel: Panel, around: list[Item]) -> str:
-    """3d when large slanted quadrilaterals (panes) frame it; polar when its frame is a circle.
-    `around`: items drawn over its box outside its group (matplotlib draws 3-D panes that way)."""
+    """3d when large slanted quadrilaterals (panes, filled or only outlined) frame it, or, with
+    the panes hidden, when long slanted straight strokes (its axis lines) cross its box; polar
+    when its frame is a circle. `around`: items drawn over its box outside its group (matplotlib
+    draws a 3-D axes' panes, grid and axis lines that way)."""
     box = panel.box
     if box is None:
         return "rectilinear"
     area = _area(box)
-    panes = [i for i in panel.items + around if i.kind == "path" and not i.curved and i.fill is not None
+    panes = [i for i in panel.items + around if i.kind == "path" and not i.curved and _drawn(i)
              and len(i.subpaths) == 1 and 4 <= len(i.subpaths[0]) <= 6 and not _is_rect(i)
              and _area(i.box) > 0.05 * area]
-    if len(panes) >= 3:
+    side = min(box[2] - box[0], box[3] - box[1])
+    axis_lines = [i for i in around if _drawn(i) and _slanted_line(i, 0.25 * side)]
+    if len(panes) >= 3 or len(axis_lines) >= 2:
         return "3d"
     frames = [i for i in panel.items if i.kind == "path" and i.curved and _is_closed(i)
               and _area(i.box) > 0.6 * area and abs((i.box[2] - i.box[0]) - (i.box[3] - i.box[1])) < 0.1 * (i.box[2] - i.box[0])]
@@ -642,6 +691,9 @@ def assign_roles(panels: list[Panel], texts: list[ShownText], width: float, heig
     label of the upper one)."""
     free = [t for t in texts if t.role == "annotation"]
     framed = {i: p.name == "rectilinear" and bool(p.decorations) for i, p in enumerate(panels)}
+    for index, panel in enumerate(panels):
+        if panel.name == "3d" and panel.box is not None:
+            _axes_3d(free, panel, index)
     _ticks(free, panels, framed)
     extent = {}
     for index, panel in enumerate(panels):
@@ -700,10 +752,103 @@ def assign_roles(panels: list[Panel], texts: list[ShownText], width: float, heig
         elif lefts and vertical and t.box[2] <= min(lefts) and abs(cy - height / 2) < 0.25 * height:
             t.role = "ylabel"
     for t in texts:  # texts that name nothing belong to the panel they sit in
-        if t.panel is None and t.role in ("annotation", "legend"):
+        if t.panel is None and t.role in ("annotation", "legend", "small"):
             cx, cy = _centre(t.box)
             t.panel = next((i for i, p in enumerate(panels) if p.box and p.box[0] <= cx <= p.box[2]
                             and p.box[1] <= cy <= p.box[3]), None)
+
+
+MIN_ROW_3D = 3  # tick labels in a line: two texts are always in one
+MAX_TEXTS_3D = 60  # texts around one 3-D panel considered for its axes (the search is cubic)
+
+
+def _rows_3d(texts: list[ShownText], span: float) -> list[list[ShownText]]:
+    """Tick label rows of a 3-D panel: three or more texts of one size whose centres lie on one
+    straight line (any slant), evenly enough spaced (no gap over `span`, half the panel's larger
+    side), largest row first."""
+    centres = np.array([_centre(t.box) for t in texts], dtype=float).reshape(-1, 2)
+    sizes = np.array([t.item.size_px for t in texts], dtype=float)
+    left = np.ones(len(texts), dtype=bool)
+    rows = []
+    while left.sum() >= MIN_ROW_3D:
+        best = np.zeros(0, dtype=int)
+        order = np.flatnonzero(left)
+        for a_pos, a in enumerate(order):
+            same = left & (np.abs(sizes - sizes[a]) <= 0.05 * sizes[a])  # one axis's labels share one size
+            for b in order[a_pos + 1:]:
+                d = centres[b] - centres[a]
+                length = float(np.hypot(*d))
+                if length < 1 or not same[b]:
+                    continue
+                normal = np.array([-d[1], d[0]]) / length
+                members = np.flatnonzero(same & (np.abs((centres - centres[a]) @ normal) <= 0.35 * sizes))
+                if len(members) <= max(len(best), MIN_ROW_3D - 1):
+                    continue
+                gaps = np.diff(np.sort((centres[members] - centres[a]) @ (d / length)))
+                median = float(np.median(gaps))
+                if gaps.min() > 0.5 and gaps.max() <= 2.5 * median and median <= span:
+                    best = members
+        if not len(best):
+            break
+        rows.append([texts[k] for k in best])
+        left[best] = False
+    return rows
+
+
+def _axes_3d(free: list[ShownText], panel: Panel, index: int) -> None:
+    """The axes of a 3-D panel, read as a 2-D panel's are: each axis's tick labels are a row of
+    texts along it, its label the nearest text beyond that row (away from the panel's middle)
+    across from the row's middle (matplotlib centres it there). The most upright row is z; the others are x and y in the order they are
+    drawn (matplotlib draws x, then y, then z)."""
+    x0, y0, x1, y1 = panel.box
+    near = [t for t in free if t.role == "annotation" and x0 - 3 * t.item.size_px <= _centre(t.box)[0]
+            <= x1 + 3 * t.item.size_px and y0 <= _centre(t.box)[1] <= y1 + 3 * t.item.size_px][:MAX_TEXTS_3D]
+    rows = _rows_3d(near, 0.5 * max(x1 - x0, y1 - y0))
+    if not rows:
+        return
+    middle = np.array(_centre(panel.box))
+    named = []
+    for row in rows:
+        centres = np.array([_centre(t.box) for t in row], dtype=float)
+        direction = np.linalg.svd(centres - centres.mean(axis=0), full_matrices=False)[2][0]  # along the row
+        normal = np.array([-direction[1], direction[0]])
+        if float((centres.mean(axis=0) - middle) @ normal) < 0:
+            normal = -normal
+        named.append({"row": row, "direction": direction, "normal": normal, "offset": float((centres @ normal).max()),
+                      "span": (float((centres @ direction).min()), float((centres @ direction).max())),
+                      "upright": abs(float(direction[1])), "first": min(t.item.order for t in row)})
+    upright = max(named, key=lambda r: r["upright"])
+    flat = sorted((r for r in named if r is not upright or r["upright"] < math.cos(math.radians(30))),
+                  key=lambda r: r["first"])
+    names = {}
+    if upright["upright"] >= math.cos(math.radians(30)):
+        names[id(upright)] = "z"
+    for r, axis in zip(flat, "xy"):
+        names[id(r)] = axis
+    in_rows = {id(t) for r in named for t in r["row"]}
+    options = []
+    for r in named:
+        axis = names.get(id(r))
+        if axis is None:
+            continue
+        for t in r["row"]:
+            t.role, t.panel = f"{axis}tick", index
+        lo, hi = r["span"]
+        for t in near:
+            if id(t) in in_rows or t.role != "annotation":
+                continue
+            c = np.array(_centre(t.box))
+            beyond = float(c @ r["normal"]) - r["offset"]
+            if abs(float(c @ r["direction"]) - (lo + hi) / 2) <= 0.3 * (hi - lo) + t.item.size_px \
+                    and 0 < beyond <= 10 * t.item.size_px:
+                options.append((beyond, axis, id(t), t))
+    taken_axes, taken = set(), set()
+    for beyond, axis, key, t in sorted(options, key=lambda o: o[:3]):
+        if axis in taken_axes or key in taken:
+            continue
+        t.role, t.panel = f"{axis}label", index
+        taken_axes.add(axis)
+        taken.add(key)
 
 
 def _ticks(free: list[ShownText], panels: list[Panel], framed: dict[int, bool]) -> None:
@@ -751,7 +896,7 @@ def _series(panel: Panel, legend: Legend | None) -> list[dict]:
         by_artist[m.artist].append(m)
     named = {}
     if legend is not None:
-        named = {c: t.item.text for c, t in zip(legend.handle_colours, legend.entries) if c}
+        named = {c: t.text for c, t in zip(legend.handle_colours, legend.entries) if c}
     bar_colours = Counter(hex_colour(m.colour) for m in panel.marks if m.kind == "Rectangle")
     groups = []
     for marks in by_artist.values():
@@ -861,13 +1006,19 @@ def _points_and_boxes(panel: Panel) -> tuple[list, list]:
     return np.round(all_points).astype(int).tolist(), boxes[:MAX_BOXES_PER_AXES]
 
 
-def describe_scene(scene: Scene, pixels: np.ndarray, text_boxes: dict[str, Box], dpi: float) -> dict:
-    """The figure description (`evidence.FigureDescription`'s schema) of what is drawn."""
+def describe_scene(scene: Scene, pixels: np.ndarray, text_boxes: dict[str, Box], dpi: float,
+                   solid: list[Box] = ()) -> dict:
+    """The figure description (`evidence.FigureDescription`'s schema) of what is drawn. `solid`:
+    the boxes where our page drew a 3-D scene as a picture (plotly's WebGL scenes): a panel there
+    is 3-D, and as it is only pixels, nothing in it (axes, marks) is taken apart."""
     picture = Picture(pixels)
     border = np.concatenate([picture.pixels[0], picture.pixels[-1], picture.pixels[:, 0], picture.pixels[:, -1]])
     figure_bg = picture.mode(border)
     texts, dropped, cut = shown_texts(scene, picture, text_boxes)
     panels, outside = build_panels(scene, picture, figure_bg)
+    for panel in panels:
+        if panel.box and any(_area(_inter(panel.box, b)) > 0.8 * max(_area(panel.box), _area(b)) for b in solid):
+            panel.name = "3d"
     legend_groups: dict[str, list[Item]] = defaultdict(list)
     for panel in panels:
         for key, items in panel.legend_items.items():
@@ -876,14 +1027,15 @@ def describe_scene(scene: Scene, pixels: np.ndarray, text_boxes: dict[str, Box],
         legend = next((h for h in item.hints if LEGEND.match(h)), None)
         if legend:
             legend_groups[legend].append(item)
-    legends = find_legends(legend_groups, texts, picture, figure_bg)
+    readable = [t for t in texts if t.legible]
+    legends = find_legends(legend_groups, readable, picture, figure_bg)
     for legend in legends:
         cx, cy = _centre(legend.box)
         legend.panel = next((i for i, p in enumerate(panels) if p.box and p.box[0] <= cx <= p.box[2]
                              and p.box[1] <= cy <= p.box[3]), None)
         if legend.panel is None:  # outside every panel: the panel whose group holds it (it covers no data)
             legend.panel = next((i for i, p in enumerate(panels) if legend.key in p.legend_items), None)
-    assign_roles(panels, texts, scene.width, scene.height)
+    assign_roles(panels, readable, scene.width, scene.height)
     for legend in legends:
         for t in legend.entries:
             t.panel = legend.panel
@@ -894,32 +1046,33 @@ def describe_scene(scene: Scene, pixels: np.ndarray, text_boxes: dict[str, Box],
         mine = [t for t in texts if t.panel == i]
         points, boxes = _points_and_boxes(panel)
         artists = _artist_counts(panel)
-        titles = [t.item.text for t in mine if t.role == "title"]
+        titles = [t.text for t in mine if t.role == "title"]
         axes.append({
             "index": i, "name": panel.name, "visible": True,
-            "axison": bool(panel.decorations) or any(t.role in ("xtick", "ytick") for t in mine),
+            "axison": bool(panel.decorations) or any(t.role in ("xtick", "ytick", "ztick") for t in mine),
             "colorbar": i in colorbars, "position": [round(v, 1) for v in panel.box],
             "facecolor": _hex(panel.background),
-            "title": " ".join(titles), "xlabel": " ".join(t.item.text for t in mine if t.role == "xlabel"),
-            "ylabel": " ".join(t.item.text for t in mine if t.role == "ylabel"), "zlabel": "",
+            "title": " ".join(titles), "xlabel": " ".join(t.text for t in mine if t.role == "xlabel"),
+            "ylabel": " ".join(t.text for t in mine if t.role == "ylabel"),
+            "zlabel": " ".join(t.text for t in mine if t.role == "zlabel"),
             "artists": dict(artists), "n_texts_in_axes": sum(t.role == "annotation" and not t.unkeyed for t in mine), "n_tables": 0,
             "series": _series(panel, legend)[:60],
             "legend": None if legend is None else {
                 "axes": i, "bbox": [round(v, 1) for v in legend.box],
-                "entries": [t.item.text[:80] for t in legend.entries][:60], "handle_colors": legend.handle_colours[:60],
+                "entries": [t.text[:80] for t in legend.entries][:60], "handle_colors": legend.handle_colours[:60],
                 "frame_alpha": legend.frame_alpha},
             "data_points": points, "data_boxes": boxes, "faded_colors": panel.faded[:60]})
     figure_legends = [{"axes": None, "bbox": [round(v, 1) for v in lg.box],
-                       "entries": [t.item.text[:80] for t in lg.entries][:60], "handle_colors": lg.handle_colours[:60],
+                       "entries": [t.text[:80] for t in lg.entries][:60], "handle_colors": lg.handle_colours[:60],
                        "frame_alpha": lg.frame_alpha} for lg in legends if lg.panel is None][:16]
-    text_claims = [{"role": t.role, "text": t.item.text[:200], "axes": t.panel,
+    text_claims = [{"role": t.role, "text": t.text[:200], "axes": t.panel,
                     "size_pt": round(t.item.size_px * 72.0 / dpi, 2), "size_px": round(t.item.size_px, 2),
                     "rotation": t.item.rotation, "color": _hex(t.colour),
                     "bbox": [round(v, 1) for v in t.box]} for t in texts]
     text_claims += [{"role": "cut", "text": item.text[:200], "axes": None, "size_pt": round(item.size_px * 72.0 / dpi, 2),
                      "size_px": round(item.size_px, 2), "rotation": item.rotation, "color": hex_colour(item.fill),
                      "bbox": [round(v, 1) for v in box]} for item, box in cut]
-    suptitle = " ".join(t.item.text for t in texts if t.role == "suptitle")
+    suptitle = " ".join(t.text for t in texts if t.role == "suptitle")
     return {"schema_version": 2, "matplotlib": "", "width_px": float(scene.width), "height_px": float(scene.height),
             "dpi": float(dpi), "facecolor": _hex(figure_bg), "suptitle": suptitle, "axes": axes[:64],
             "figure_legends": figure_legends, "texts": text_claims[:MAX_TEXTS], "n_texts": len(text_claims),

@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from aesenv.kinds.plot.drawn import describe_scene
 from aesenv.kinds.plot.evidence import FigureDescription
 from aesenv.kinds.plot.plotly_png import figure_problem, figure_size, plotly_js
-from aesenv.kinds.plot.svg_scene import BadFigure, Scene, read_scene
+from aesenv.kinds.plot.svg_scene import BadFigure, Box, Scene, read_scene
 from aesenv.render import Renderer, RenderStatus
 from aesenv.sandbox.base import Figure, PlotRun, RunStatus
 
@@ -55,10 +55,16 @@ _TEXT_BOXES = """() => Array.from(document.querySelectorAll("svg text[id]")).map
   const r = t.getBoundingClientRect();
   return [t.id, r.left, r.top, r.right, r.bottom];
 })"""
-# plotly.js's drawing, as one SVG: its stacked layers in order, serialised as XML.
-_PLOTLY_SVG = """() => {
+# plotly.js's drawing, as one SVG: its stacked layers in order, serialised as XML; and the boxes
+# of the 3-D scenes drawn into it as pictures (`_PLOTLY_PAGE`). It waits for the page to say it
+# has drawn (or given up on its 3-D scenes).
+_PLOTLY_SVG = """async () => {
+  for (let i = 0; i < 200 && !document.body.hasAttribute("data-drawn"); i++) await new Promise((r) => setTimeout(r, 25));
+  if (!document.body.hasAttribute("data-drawn")) return "unfinished";
   const layers = Array.from(document.querySelectorAll("#plot svg.main-svg"));
   if (!layers.length) return null;
+  const scenes = Array.from(document.querySelectorAll("#plot g.glimages g.scene image")).map((image) =>
+    ["x", "y", "width", "height"].map((name) => Number(image.getAttribute(name))));
   const ns = "http://www.w3.org/2000/svg";
   const out = document.createElementNS(ns, "svg");
   out.setAttribute("width", layers[0].getAttribute("width"));
@@ -74,7 +80,7 @@ _PLOTLY_SVG = """() => {
     rect.setAttribute("style", "fill:" + bg);
     out.insertBefore(rect, out.firstChild);
   }
-  return new XMLSerializer().serializeToString(out);
+  return {svg: new XMLSerializer().serializeToString(out), scenes};
 }"""
 _PLOTLY_PAGE = """<!doctype html><html><head><meta charset="utf-8">
 <style>html,body{{margin:0;background:#fff}}</style><script src="plotly.min.js"></script></head>
@@ -82,7 +88,23 @@ _PLOTLY_PAGE = """<!doctype html><html><head><meta charset="utf-8">
 <script>
 const fig = JSON.parse(document.getElementById("spec").textContent);
 const layout = Object.assign({{}}, fig.layout || {{}}, {{width: {width}, height: {height}}});
-Plotly.newPlot("plot", fig.data || [], layout, {{staticPlot: true, displayModeBar: false}});
+// A 3-D scene is drawn with WebGL, off the SVG: plotly.js's own SVG export (Plotly.toImage) holds
+// each as a picture (g.glimages), which is put where the export puts it, one group per scene.
+async function scenes(gd) {{
+  const places = gd.querySelector("svg.main-svg g.glimages");
+  if (!places || !gd.querySelector("[id^=scene]")) return;
+  const url = await Plotly.toImage(gd, {{format: "svg", width: {width}, height: {height}}});
+  const exported = new DOMParser().parseFromString(decodeURIComponent(url.slice(url.indexOf(",") + 1)), "image/svg+xml");
+  exported.querySelectorAll("g.glimages image").forEach((image, index) => {{
+    const group = document.createElementNS("http://www.w3.org/2000/svg", "g");
+    group.setAttribute("class", "scene gl" + index);
+    group.appendChild(document.importNode(image, true));
+    places.appendChild(group);
+  }});
+}}
+Plotly.newPlot("plot", fig.data || [], layout, {{staticPlot: true, displayModeBar: false}})
+  .then((gd) => scenes(gd).catch(() => document.body.setAttribute("data-scenes", "not drawn")))
+  .finally(() => document.body.setAttribute("data-drawn", ""));
 </script></body></html>"""
 
 
@@ -142,10 +164,10 @@ async def draw_scene(renderer: Renderer, scene: Scene) -> tuple[bytes, np.ndarra
     return out.getvalue(), pixels, boxes
 
 
-async def plotly_svg(renderer: Renderer, figure_json: str) -> str:
-    """The SVG plotly.js draws for a figure's JSON (in the hermetic browser). Loading plotly.js
-    (4.6 MB) can outlast a page deadline on a busy machine: a page that hangs is tried once more
-    before it counts as the figure's."""
+async def plotly_svg(renderer: Renderer, figure_json: str) -> tuple[str, list[Box]]:
+    """The SVG plotly.js draws for a figure's JSON (in the hermetic browser), and the boxes of its
+    3-D scenes (drawn into it as pictures). Loading plotly.js (4.6 MB) can outlast a page deadline
+    on a busy machine: a page that hangs is tried once more before it counts as the figure's."""
     try:
         return await _plotly_svg(renderer, figure_json)
     except _Hung:
@@ -160,7 +182,7 @@ class _Hung(Exception):
     """plotly.js's page hung a stage."""
 
 
-async def _plotly_svg(renderer: Renderer, figure_json: str) -> str:
+async def _plotly_svg(renderer: Renderer, figure_json: str) -> tuple[str, list[Box]]:
     js = plotly_js()
     if js is None:
         raise OurFailure("plotly is not installed on the host")
@@ -182,20 +204,26 @@ async def _plotly_svg(renderer: Renderer, figure_json: str) -> str:
         if rendering.page_errors:
             raise BadFigure(f"plotly.js failed on the figure: {rendering.page_errors[0]}"[:300])
         try:
-            svg = await live.evaluate(_PLOTLY_SVG, timeout_s=10)
+            drawn = await live.evaluate(_PLOTLY_SVG, timeout_s=10)
         except Exception as exc:  # noqa: BLE001 - reading plotly's drawing is ours to do
             raise OurFailure(f"reading plotly's drawing failed: {type(exc).__name__}: {exc}"[:300]) from exc
-    if not isinstance(svg, str):
+    if drawn == "unfinished":
+        raise _Hung("plotly.js did not finish drawing the figure")
+    if not isinstance(drawn, dict) or not isinstance(drawn.get("svg"), str):
         raise BadFigure("plotly.js drew nothing")
-    return svg
+    scenes = [(float(x), float(y), float(x + w), float(y + h)) for x, y, w, h in
+              (row for row in drawn.get("scenes") or [] if isinstance(row, list) and len(row) == 4
+               and all(isinstance(v, (int, float)) and np.isfinite(v) for v in row))]
+    return drawn["svg"], scenes
 
 
 async def draw_figure(renderer: Renderer, figure: Figure) -> Figure:
     """The figure drawn on the host and described from that drawing; unusable (with the reason)
     when the answer broke it. OurFailure propagates."""
     try:
+        solid: list[Box] = []
         if figure.kind == "plotly":
-            svg, dpi = await plotly_svg(renderer, figure.plotly_json or ""), None
+            (svg, solid), dpi = await plotly_svg(renderer, figure.plotly_json or ""), None
         else:
             if not figure.svg:
                 raise BadFigure("the figure was not saved as SVG")
@@ -203,7 +231,8 @@ async def draw_figure(renderer: Renderer, figure: Figure) -> Figure:
         scene = await asyncio.to_thread(read_scene, svg if figure.kind == "plotly" else figure.svg, dpi=dpi,
                                         max_pixels=MAX_RASTER_PIXELS)
         png, pixels, boxes = await draw_scene(renderer, scene)
-        meta = await asyncio.to_thread(describe_scene, scene, pixels, boxes, dpi or 96.0)
+        meta = await asyncio.to_thread(describe_scene, scene, pixels, boxes, dpi or 96.0,
+                                       [tuple(v * scene.scale for v in b) for b in solid])
         meta = FigureDescription.model_validate(meta).model_dump()
     except ValidationError as exc:  # a description past its bounds: the figure is too much to judge
         first = exc.errors()[0]

@@ -3,7 +3,8 @@
 No model, no network, no randomness. Each figure is reduced to a digest (axes with their data
 marks, labels, legend and series colours; texts with pixel boxes) from its description, which
 the host makes from the figure as it draws it (`aesenv.kinds.plot.drawn`, for matplotlib and plotly
-alike: nothing the script claims about itself); metrics then measure what a reader of a chart
+alike: nothing the script claims about itself; text names something only where it is legible as
+displayed, `aesenv.kinds.plot.legibility`); metrics then measure what a reader of a chart
 trips over: a legend sitting on the data, tick labels running into each other, text too small
 to read or cut off at the figure edge, unlabelled axes, series colours that cannot be told
 apart or vanish into the background, empty panels, and a chart of another kind than the one
@@ -36,11 +37,11 @@ from aesenv.judging.base import ramp as _ramp
 from aesenv.judging.copy import prompt_terms, stem, text_stems
 from aesenv.judging.rubric import PROXY_CEILING, assemble
 from aesenv.judging.rubric import metric as _metric
+from aesenv.kinds.plot.legibility import displayed_px
 from aesenv.sandbox.base import Figure
 from aesenv.tasks import Task
 
 UNMEASURED_SHARE = 0.6
-READABLE_DISPLAY_WIDTH = 1280.0  # figures wider than this are seen scaled down
 LEGEND_CELL_PX = 4
 
 Box = tuple[float, float, float, float]
@@ -71,6 +72,10 @@ slices percentage percent subplot subplots panel panels figure colour color colo
 bins mark annotate cell map dashed vertical horizontal stacked grouped overlay sorted order format
 diverging centred centered decimal
 """.split())
+# A text the figure draws but too small to read as displayed (`drawn`): it names nothing and its
+# words do not count; it only counts where small or colliding text is the fault (font size,
+# overlaps, clipping).
+SMALL = "small"
 RAINBOW_CMAPS = frozenset({"jet", "hsv", "rainbow", "gist_rainbow", "nipy_spectral", "gist_ncar"})
 
 
@@ -99,6 +104,8 @@ class _Axes:
     points: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
     boxes: list[Box] = field(default_factory=list)
     empty: bool = False
+    solid: bool = False  # a 3-D axes with its axes drawn: x, y and z each want a label
+    zlabel: bool = False
 
 
 @dataclass
@@ -124,6 +131,7 @@ class _Digest:
     notes: list[str] = field(default_factory=list)
     ink: list[float] = field(default_factory=list)  # per figure: share of non-background pixels
     cut: list[_Text] = field(default_factory=list)  # texts drawn mostly off their figure
+    solid_axes: set[tuple[int, int]] = field(default_factory=set)  # (figure, axes) of the 3-D axes
 
     @property
     def data_axes(self) -> list[_Axes]:
@@ -174,7 +182,8 @@ def _marks_of_matplotlib(ax: dict) -> set[str]:
         marks.add("scatter")
     if art.get("Wedge", 0):
         marks.add("pie")
-    if art.get("QuadMesh", 0) or art.get("AxesImage", 0):
+    # A 3-D panel's pictures are rasterised marks or a WebGL scene drawn as a picture, not heatmaps.
+    if art.get("QuadMesh", 0) or (art.get("AxesImage", 0) and name != "3d"):
         marks.add("heatmap")
     if art.get("PathPatch", 0) or sum(1 for s in lines if s.get("n", 0) <= 5) >= 5:
         marks.add("box")
@@ -236,7 +245,10 @@ def _digest_matplotlib(d: _Digest, index: int, meta: dict, png: bytes | None) ->
             position=_box(ax.get("position")), legend_box=_box((ax.get("legend") or {}).get("bbox")),
             points=np.asarray(ax.get("data_points") or np.zeros((0, 2)), dtype=float).reshape(-1, 2),
             boxes=[b for b in (_box(x) for x in ax.get("data_boxes", [])) if b],
-            empty=n_marks == 0 and ax.get("axison", True)))
+            empty=n_marks == 0 and ax.get("axison", True),
+            solid=ax.get("name") == "3d" and ax.get("axison", True), zlabel=bool(ax.get("zlabel", "").strip())))
+        if ax.get("name") == "3d":
+            d.solid_axes.add((index, ax.get("index")))
     for t in meta.get("texts", []):
         # a text drawn mostly off the figure is not read (no title, no terms): it only counts as cut off
         (d.cut if t.get("role") == "cut" else d.texts).append(_Text(figure=index, role=t.get("role", ""), text=t.get("text", ""), axes=t.get("axes"),
@@ -342,7 +354,7 @@ def _m_data(d: _Digest) -> dict[str, Any]:
 def _m_terms(task: Task, d: _Digest) -> dict[str, Any]:
     terms, phrases = prompt_terms(task.prompt)
     terms = [t for t in terms if t not in CHART_VOCABULARY]
-    text = " ".join([t.text for t in d.texts] + d.titles)
+    text = " ".join([t.text for t in d.texts if t.role != SMALL] + d.titles)
     have = text_stems(text)
     found = [t for t in terms if t in have]
     phrase_hits = [p for p in phrases if p in text.lower()]
@@ -359,10 +371,7 @@ def _m_title(d: _Digest) -> dict[str, Any]:
 
 
 def _m_font_size(d: _Digest) -> dict[str, Any]:
-    sizes = []
-    for t in d.texts:
-        width = d.sizes[t.figure][0] or READABLE_DISPLAY_WIDTH
-        sizes.append(t.size_px * min(1.0, READABLE_DISPLAY_WIDTH / width))
+    sizes = [displayed_px(t.size_px, d.sizes[t.figure][0]) for t in d.texts]  # small texts too: they are the fault
     if not sizes:
         return _metric(0.0, 8.0, note="no text at all")
     p10, smallest = float(np.percentile(sizes, 10)), min(sizes)
@@ -373,8 +382,11 @@ def _m_font_size(d: _Digest) -> dict[str, Any]:
 
 
 def _m_axis_labels(d: _Digest) -> dict[str, Any]:
+    """Every axis of a cartesian axes wants a label (a label shared by a row or column of axes
+    counts for each), and so does each of the three of a 3-D axes."""
     cart = [a for a in d.data_axes if a.cartesian]
-    if not cart:
+    solid = [a for a in d.data_axes if a.solid]
+    if not cart and not solid:
         return _metric(8.0, 8.0, note="no cartesian axes")
     sup: dict[int, set[str]] = {}
     for t in d.texts:
@@ -395,6 +407,11 @@ def _m_axis_labels(d: _Digest) -> dict[str, Any]:
             missing.append(f"axes {i} x")
         if not y:
             missing.append(f"axes {i} y")
+    for i, a in enumerate(solid):
+        labelled = {"x": a.xlabel, "y": a.ylabel, "z": a.zlabel}
+        have += sum(labelled.values())
+        need += 3
+        missing += [f"3-D axes {i} {axis}" for axis, there in labelled.items() if not there]
     share = have / need
     return _metric(8.0 * share, 8.0, labelled=have, needed=need, missing=missing[:10],
                    note="missing axis labels" if missing else "")
@@ -441,7 +458,7 @@ def _m_text_contrast(d: _Digest) -> dict[str, Any]:
     ratios = []
     for t in d.texts:
         fg, bg = _rgb(t.colour), _rgb(d.backgrounds[t.figure])
-        if fg is None or bg is None or t.role == "annotation":
+        if fg is None or bg is None or t.role in ("annotation", SMALL):
             continue
         ratios.append(float(contrast_ratio(luminance(fg), luminance(bg))))
     if not ratios:
@@ -510,6 +527,15 @@ def _along(t: _Text, axis: str) -> tuple[float, float]:
     return (y0 + y1) / 2, extent
 
 
+def _along_row(labels: list[_Text]) -> list[_Text]:
+    """Tick labels in order along the line their centres lie on (their principal direction)."""
+    centres = np.array([[(t.box[0] + t.box[2]) / 2, (t.box[1] + t.box[3]) / 2] for t in labels])
+    if len(labels) < 2:
+        return labels
+    direction = np.linalg.svd(centres - centres.mean(axis=0), full_matrices=False)[2][0]
+    return [labels[i] for i in np.argsort(centres @ direction, kind="stable")]
+
+
 def _m_tick_collisions(d: _Digest) -> dict[str, Any]:
     if not d.measured:
         return _unmeasured(7.0, "plotly thins its tick labels at display time")
@@ -521,6 +547,15 @@ def _m_tick_collisions(d: _Digest) -> dict[str, Any]:
     worst_axis = ""
     for (fig, ax, role), labels in groups.items():
         axis = role[0]
+        if (fig, ax) in d.solid_axes:  # a 3-D axis runs at a slant: neighbours along it collide where their
+            ordered = _along_row(labels)  # glyph boxes overlap (by more than the 1 px the 2-D test forgives)
+            for a, b in zip(ordered, ordered[1:]):
+                pairs += 1
+                if min(a.box[2], b.box[2]) - max(a.box[0], b.box[0]) > 1 and \
+                        min(a.box[3], b.box[3]) - max(a.box[1], b.box[1]) > 1:
+                    colliding += 1
+                    worst_axis = f"figure {fig} 3-D axes {ax} {axis}"
+            continue
         spans = sorted(_along(t, axis) for t in labels)
         for (c1, e1), (c2, e2) in zip(spans, spans[1:]):
             pairs += 1
@@ -553,7 +588,7 @@ def _m_text_overlaps(d: _Digest) -> dict[str, Any]:
         return _unmeasured(6.0, "plotly lays text out at display time")
     hits = []
     for a, b in _overlapping_pairs([t for t in d.texts if t.box]):
-        if a.role == b.role and a.axes == b.axes and a.role in ("xtick", "ytick", "legend"):
+        if a.role == b.role and a.axes == b.axes and a.role in ("xtick", "ytick", "ztick", "legend"):
             continue
         inter = _inter(a.box, b.box)
         if inter > 0.1 * min(_area(a.box), _area(b.box)):

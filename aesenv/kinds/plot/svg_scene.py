@@ -21,6 +21,7 @@ import re
 import struct
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from defusedxml import ElementTree as SafeET
@@ -201,6 +202,16 @@ def apply(m: Matrix, pts: np.ndarray) -> np.ndarray:
 def scale_of(m: Matrix) -> float:
     """How much the matrix scales lengths (geometric mean of its axes)."""
     return math.sqrt(abs(m[0] * m[3] - m[1] * m[2]))
+
+
+def smallest_scale(m: Matrix) -> float:
+    """How much the matrix shrinks lengths in the direction it shrinks them most (its smallest
+    singular value): a glyph drawn through it is this many times its size on its thinnest side,
+    however the matrix squeezes, skews or stretches it."""
+    a, b, c, d = m[:4]
+    total = a * a + b * b + c * c + d * d
+    det = a * d - b * c
+    return math.sqrt(max(0.0, (total - math.sqrt(max(0.0, total * total - 4 * det * det))) / 2))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -426,6 +437,15 @@ class Clip:
     curved: bool
 
 
+class Piece(NamedTuple):
+    """A run of a text's characters drawn with one style (a tspan; mathtext writes one per glyph)."""
+
+    text: str
+    size_px: float  # its em as drawn: font size x the smallest scale of the text's transform
+    fill: RGB | None
+    alpha: float  # its fill's effective opacity, within its text element
+
+
 @dataclass
 class Item:
     """One drawn thing in paint order, in figure pixels."""
@@ -449,7 +469,8 @@ class Item:
     # texts
     key: str = ""  # the id the clean copy gives it (to find its drawn box)
     text: str = ""
-    size_px: float = 0.0
+    size_px: float = 0.0  # its largest piece's em, as drawn (font size x the transform's smallest scale)
+    pieces: tuple[Piece, ...] = ()  # its runs of characters (tspans), in reading order
     rotation: float = 0.0
     family: str = ""
     anchor_point: tuple[float, float] = (0.0, 0.0)
@@ -492,6 +513,7 @@ class Scene:
     height: int
     items: list[Item]
     svg: str  # the clean copy the browser draws
+    scale: float = 1.0  # figure pixels per unit of the SVG read (its viewBox from 0, 0)
 
     @property
     def texts(self) -> list[Item]:
@@ -815,10 +837,10 @@ class _Reader:
 
     def _text(self, el, out, m: Matrix, paint: _Paint, opacity: float, clips, hints) -> None:
         """A text and its tspans (matplotlib's mathtext: one tspan per glyph, placed by x and y)."""
-        pieces: list[tuple[float, float, str, _Paint]] = []  # x, y, text, paint
+        pieces: list[tuple[float, float, str, _Paint, float]] = []  # x, y, text, paint, its own opacity
         x0, y0 = parse_length(el.get("x"), 0.0), parse_length(el.get("y"), 0.0)
         if el.text and el.text.strip():
-            pieces.append((x0, y0, el.text, paint))
+            pieces.append((x0, y0, el.text, paint, 1.0))
         for span in el:
             if _local(span.tag) != "tspan":
                 continue
@@ -828,8 +850,8 @@ class _Reader:
             span_paint, span_opacity = _apply_paint(paint, decl)
             if span.text and span.text.strip() and span_opacity > 0 and not _unmodelled(span):
                 pieces.append((parse_length(span.get("x"), x0), parse_length(span.get("y"), y0), span.text,
-                               span_paint))
-        pieces = [(x, y, _clean_text(t), p) for x, y, t, p in pieces]
+                               span_paint, span_opacity))
+        pieces = [(x, y, _clean_text(t), p, o) for x, y, t, p, o in pieces]
         pieces = [piece for piece in pieces if piece[2].strip()]
         if not pieces:
             return
@@ -839,18 +861,21 @@ class _Reader:
         ordered = sorted(pieces, key=lambda piece: (piece[0], piece[1])) if len(pieces) > 1 else pieces
         text = "".join(piece[2] for piece in ordered)[:MAX_TEXT_CHARS]
         main = max(pieces, key=lambda piece: piece[3].font_size)[3]
-        scale = scale_of(px)
+        scale = smallest_scale(px)
+        runs = tuple(Piece(text=piece[2], size_px=piece[3].font_size * scale, fill=piece[3].fill,
+                           alpha=piece[3].fill_alpha * piece[4] if piece[3].fill is not None else 0.0)
+                     for piece in ordered)
         anchor = apply(px, np.array([[pieces[0][0], pieces[0][1]]]))[0]
         rotation = math.degrees(math.atan2(px[1], px[0])) % 180
         rotation = round(rotation, 1) if min(rotation, 180 - rotation) > 0.5 else 0.0
         self._item("text", hints, (float(anchor[0]), float(anchor[1]), float(anchor[0]), float(anchor[1])), opacity,
-                   main, m, clips, key=key, text=text, size_px=main.font_size * scale, rotation=rotation,
+                   main, m, clips, key=key, text=text, size_px=main.font_size * scale, pieces=runs, rotation=rotation,
                    family=main.font_family, anchor_point=(float(anchor[0]), float(anchor[1])))
         element = ET.SubElement(self._wrap(out, clips), "text", {"id": key, "transform": _matrix(px),
                                                                  "style": self._style(main, opacity, text=True)})
-        for x, y, chunk, piece_paint in pieces:
+        for x, y, chunk, piece_paint, piece_opacity in pieces:
             ET.SubElement(element, "tspan", {"x": f"{x:.4f}", "y": f"{y:.4f}",
-                                             "style": self._style(piece_paint, 1.0, text=True)}).text = chunk
+                                             "style": self._style(piece_paint, piece_opacity, text=True)}).text = chunk
 
     def _image(self, el, out, m: Matrix, opacity: float, clips, hints) -> None:
         """An embedded PNG or JPEG (an imshow, a rasterised artist): decoded under a pixel cap."""
@@ -970,4 +995,5 @@ def read_scene(svg: str | bytes, *, dpi: float | None = None, max_pixels: int = 
     reader.walk(root, body, origin, _Paint(), 1.0, [], (), 0)
     for element in reader.out_defs:
         defs.append(element)
-    return Scene(width=width_i, height=height_i, items=reader.items, svg=ET.tostring(out, encoding="unicode"))
+    return Scene(width=width_i, height=height_i, items=reader.items, svg=ET.tostring(out, encoding="unicode"),
+                 scale=px_per_unit)
