@@ -12,6 +12,12 @@ exits non-zero when any forgery gains, or when an honest twin is not scored (a b
 
     aesenv bench forgery --out runs/forgery [--only CASE,...] [--kind web|plot|project]
                          [--judge openai:<model> --judge-base-url URL]
+    aesenv bench forgery --search N [--seed S] --out runs/search [--kind ...] [--bases PREFIX,...]
+
+`--search N` runs the forgery search instead (`benchmarks.forgery_search`): invisible mutations of
+honest artifacts drawn from a grammar of hiding primitives, kept when their capture is
+pixel-identical to their twin's, until N are kept; any kept mutation that raises a channel or an
+aggregate is a forgery. It exits non-zero when one gains.
 
 Cases addressed to a VLM judge or agent (`"judge": "openai:judge"`, the `prompt-*` cases) run
 with the model `--judge` names; without one they run with the offline judges, where they must
@@ -158,10 +164,16 @@ def load_cases(root: Path = CASES, only: set[str] | None = None, kind: str | Non
 
 def compare(case: Case, honest: Scores | RewardRecord, forged: Scores | RewardRecord) -> list[Gain]:
     """Every targeted channel and every aggregate, honest against forged (see the module)."""
+    return compare_scores(case.channels, honest, forged)
+
+
+def compare_scores(channels: list[str], honest: Scores | RewardRecord, forged: Scores | RewardRecord) -> list[Gain]:
+    """`channels` and every aggregate, honest against forged: the one rule of a gain, for the
+    hand corpus and the search (`benchmarks.forgery_search`) alike."""
     honest = honest if isinstance(honest, Scores) else Scores.of_record(honest)
     forged = forged if isinstance(forged, Scores) else Scores.of_record(forged)
     gains = []
-    for name in case.channels:
+    for name in channels:
         h, f = honest.channels.get(name), forged.channels.get(name)
         if h is None or h[0] not in SCORED:
             gains.append(Gain(name, h[0] if h else None, f[0] if f else None, False, how="the twin is not scored on it"))
@@ -297,7 +309,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--judge", help="openai:<model> for the cases addressed to a VLM (default: offline judges)")
     parser.add_argument("--judge-base-url", help="the OpenAI-compatible endpoint for --judge")
     parser.add_argument("--no-progress", action="store_true")
+    search = parser.add_argument_group("the search (benchmarks.forgery_search)")
+    search.add_argument("--search", type=int, default=0, metavar="N",
+                        help="run the forgery search until N mutations are pixel-identical to their twins")
+    search.add_argument("--seed", type=int, default=0, help="the search's seed (the same seed, the same mutations)")
+    search.add_argument("--max-tries", type=int, default=0, help="mutations to try at most (default 4N)")
+    search.add_argument("--artifact-timeout", type=float, default=120.0, help="seconds per scored artifact")
+    search.add_argument("--bases", default="", help="only bases whose id starts with one of these (comma-separated)")
     args = parser.parse_args(argv)
+    if args.search:
+        from benchmarks import forgery_search
+        return forgery_search.main(args)
     only = {c for c in args.only.split(",") if c} or None
     cases = load_cases(Path(args.cases), only, args.kind)
     if not cases:
