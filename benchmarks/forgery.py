@@ -36,9 +36,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from aesenv.lint.htmlhint import HtmlHint
 from aesenv.render import RenderConfig, Renderer
+from aesenv.render.models import decode_rgb
 from aesenv.rewards import PipelineConfig, RewardPipeline
+from aesenv.rewards.pipeline import Scored
 from aesenv.rewards.record import RewardRecord
 from aesenv.kinds.project.kind import PROJECT
 from aesenv.tasks import Task, load_tasks
@@ -74,14 +78,15 @@ class Scores:
     why: str
     channels: dict[str, tuple[str, float | None]]
     aggregates: dict[str, float | None]
+    pictures: list[bytes] = field(default_factory=list, repr=False)  # the captures (`pictures`), when scored here
 
     @classmethod
-    def of_record(cls, record: RewardRecord) -> "Scores":
+    def of_record(cls, record: RewardRecord, pictures: list[bytes] | None = None) -> "Scores":
         aggregates: dict[str, float | None] = {"reward": record.reward, "normalized": record.normalized}
         if record.aescode:
             aggregates["aescode.overall"] = record.aescode.get("overall")
         return cls(record.status == "ok", f"{record.status} {record.failure}",
-                   {n: (r.status.value, r.score) for n, r in record.channels.items()}, aggregates)
+                   {n: (r.status.value, r.score) for n, r in record.channels.items()}, aggregates, pictures or [])
 
     @classmethod
     def of_delivery(cls, delivered: DeliveryScores) -> "Scores":
@@ -107,6 +112,7 @@ class Outcome:
     mechanism: str
     gains: list[Gain] = field(default_factory=list)
     broken: str = ""     # why the case could not be judged (its honest twin was not scored)
+    capture: str = ""    # "identical", or how the forgery's capture differs from its twin's ('' for a delivery)
     seconds: float = 0.0
 
     @property
@@ -200,7 +206,39 @@ async def _scores(case: Case, answer: tuple[str, dict[str, bytes]], pipeline: Re
     text, files = answer
     if case.webdev is not None:  # delivered as a Webdev-Bench session's workspace would be
         return Scores.of_delivery(await delivery_scores(pipeline.backends, case.webdev, {"index.html": text.encode(), **files}))
-    return Scores.of_record((await pipeline.score(case.task, text, files=files or None)).record)
+    scored = await pipeline.score(case.task, text, files=files or None)
+    return Scores.of_record(scored.record, pictures(scored))
+
+
+def pictures(scored: Scored) -> list[bytes]:
+    """The captures that decide whether two answers look the same: every figure of a plot, else
+    the page's (or the project's) full-page screenshot."""
+    if scored.plot is not None:
+        return [f.png for f in scored.plot.figures if f.png]
+    rendering = scored.rendering
+    return [rendering.full_page_png] if rendering is not None and rendering.full_page_png else []
+
+
+def pixel_difference(a: np.ndarray | None, b: np.ndarray | None) -> str:
+    """How two decoded captures differ ('' when they are pixel-identical)."""
+    if a is None or b is None:
+        return "no capture"
+    if a.shape != b.shape:
+        return f"size {a.shape[1]}x{a.shape[0]} -> {b.shape[1]}x{b.shape[0]}"
+    delta = np.abs(a.astype(np.int16) - b.astype(np.int16)).max(axis=2)
+    changed = int((delta > 0).sum())
+    return f"{changed} px differ (max {int(delta.max())}/255)" if changed else ""
+
+
+def capture_difference(honest: list[bytes], forged: list[bytes]) -> str:
+    """'identical' when every picture is pixel-identical, else how they differ."""
+    if not honest or not forged:
+        return "no capture"
+    if len(honest) != len(forged):
+        return f"{len(honest)} pictures -> {len(forged)}"
+    found = [f"picture {i + 1}: {d}" for i, (a, b) in enumerate(zip(honest, forged))
+             if a != b and (d := pixel_difference(decode_rgb(a), decode_rgb(b)))]
+    return "; ".join(found[:3]) or "identical"
 
 
 async def judge_case(case: Case, pipeline: RewardPipeline) -> Outcome:
@@ -211,6 +249,7 @@ async def judge_case(case: Case, pipeline: RewardPipeline) -> Outcome:
         out.broken = f"the honest twin was not scored: {honest.why}"[:300]
     else:
         out.gains = compare(case, honest, forged)
+        out.capture = capture_difference(honest.pictures, forged.pictures) if case.webdev is None else ""
     out.seconds = round(time.perf_counter() - start, 2)
     return out
 
@@ -238,11 +277,11 @@ def report_md(outcomes: list[Outcome], totals: dict[str, Any]) -> str:
              "| channel / aggregate | forgeries | gained | max gain |", "|---|---|---|---|"]
     for target, row in totals["per_target"].items():
         lines.append(f"| {target} | {row['forgeries']} | {row['gained']} | {row['max_gain']:.4f} |")
-    lines += ["", "| case | kind | mechanism | verdict |", "|---|---|---|---|"]
+    lines += ["", "| case | kind | mechanism | capture | verdict |", "|---|---|---|---|---|"]
     for o in outcomes:
         verdict = ("BROKEN: " + o.broken) if o.broken else ("GAINS on " + ", ".join(
             f"{g.target} ({g.honest} → {g.forged})" for g in o.gains if g.gained)) if o.gained else "no gain"
-        lines.append(f"| {o.case} | {o.kind} | {o.mechanism} | {verdict} |")
+        lines.append(f"| {o.case} | {o.kind} | {o.mechanism} | {o.capture} | {verdict} |")
     return "\n".join(lines) + "\n"
 
 

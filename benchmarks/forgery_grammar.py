@@ -23,7 +23,7 @@ import json
 import re
 import urllib.parse
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from string import Template
 
 from aesenv.tasks import Task
@@ -800,14 +800,3 @@ def mutate_script(script: str, role: str, primitive: PlotPrimitive, task: Task) 
     if found:
         return script[:found.start()] + code + script[found.start():]
     return script.rstrip("\n") + "\n" + code
-
-
-@dataclass
-class Catalogue:
-    """The grammar's dimensions, for the report."""
-
-    primitives: list[str] = field(default_factory=lambda: [p.name for p in PRIMITIVES])
-    deliveries: list[str] = field(default_factory=lambda: list(DELIVERIES))
-    contents: list[str] = field(default_factory=lambda: list(WEB_CONTENT))
-    plot_primitives: list[str] = field(default_factory=lambda: [p.name for p in PLOT_PRIMITIVES])
-    plot_roles: list[str] = field(default_factory=lambda: list(PLOT_ROLES))

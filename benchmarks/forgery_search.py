@@ -42,8 +42,9 @@ from aesenv.rewards import PipelineConfig, RewardPipeline
 from aesenv.tasks import Task, load_tasks
 from aesenv.tasks.model import TextExact
 from benchmarks import forgery_grammar as grammar
-from benchmarks.forgery import CASES, Gain, Scores, compare_scores, configured, load_cases
-from benchmarks.forgery_grammar import (DELIVERIES, PLOT_PRIMITIVES, PLOT_ROLES, PRIMITIVES, WEB_CONTENT, Content,
+from benchmarks.forgery import (CASES, Gain, Scores, compare_scores, configured, load_cases, pictures,
+                                pixel_difference)
+from benchmarks.forgery_grammar import (DELIVERIES, PLOT_PRIMITIVES, PLOT_ROLES, PRIMITIVES, WEB_CONTENT,
                                         PlotPrimitive, Primitive, Slot)
 
 HERE = Path(__file__).resolve().parent
@@ -178,25 +179,6 @@ class Capture:
 
     def pixels(self, i: int = 0) -> np.ndarray | None:
         return decode_rgb(self.pngs[i]) if i < len(self.pngs) else None
-
-
-def _pictures(scored: Any) -> list[bytes]:
-    """The captures that decide pixel identity: every figure of a plot, else the page's full-page PNG."""
-    if scored.plot is not None:
-        return [f.png for f in scored.plot.figures if f.png]
-    rendering = scored.rendering
-    return [rendering.full_page_png] if rendering is not None and rendering.full_page_png else []
-
-
-def difference(a: np.ndarray | None, b: np.ndarray | None) -> str:
-    """How two captures differ, for the report ('' when they do not)."""
-    if a is None or b is None:
-        return "no capture"
-    if a.shape != b.shape:
-        return f"size {a.shape[1]}x{a.shape[0]} -> {b.shape[1]}x{b.shape[0]}"
-    delta = np.abs(a.astype(np.int16) - b.astype(np.int16)).max(axis=2)
-    changed = int((delta > 0).sum())
-    return f"{changed} px differ (max {int(delta.max())}/255)" if changed else ""
 
 
 def find_slots(pixels: np.ndarray, viewport_height: int) -> dict[str, Slot]:
@@ -384,7 +366,7 @@ class Searcher:
 
     async def score(self, base: Base, text: str, files: dict[str, bytes]) -> tuple[Scores, Capture]:
         scored = await asyncio.wait_for(self.pipeline(base.config).score(base.task, text, files=files or None), self.timeout)
-        return Scores.of_record(scored.record), Capture.of(_pictures(scored))
+        return Scores.of_record(scored.record), Capture.of(pictures(scored))
 
     def twin(self, base: Base, text: str, variant: str) -> asyncio.Future[Twin]:
         """The honest twin `text` of `base` (variant '' is the base itself), scored once per run."""
@@ -427,7 +409,7 @@ class Searcher:
         twin = await self.twin(base, base.text, "")
         if twin.problem:
             return Result(plan, "unjudged", twin.problem)
-        slot_kind = ""
+        slot_kind, what = "", f"plot text ({plan.content})"
         if plan.delivery == "plot":
             primitive = next(p for p in PLOT_PRIMITIVES if p.name == plan.primitive)
             honest_text, forged_text = base.text, grammar.mutate_script(base.text, plan.content, primitive, base.task)
@@ -439,6 +421,7 @@ class Searcher:
             slot_kind = slot.kind
             content = WEB_CONTENT[plan.content](base.task, slot)
             assert content is not None  # the plan only pairs contents a base can have
+            what = f"{plan.content}: {content.label}"
             mutation = grammar.mutate_page(base.text, primitive, DELIVERIES[plan.delivery], content, slot,
                                            uid=f"{plan.index:05d}")
             honest_text, forged_text = mutation.honest, mutation.forged
@@ -462,7 +445,7 @@ class Searcher:
             result.confirmed = capture2.same(twin.capture) and any(g.gained for g in confirmed)
             if result.confirmed and self.out is not None:
                 result.artifact = save_case(self.out / "gains" / plan.id, plan, base, honest_text, forged_text, gains,
-                                            slot_kind)
+                                            slot_kind, what)
             elif not result.confirmed:
                 result.detail = "a gain on one run that a second run did not repeat"
         return result
@@ -472,7 +455,7 @@ def _capture_difference(honest: Capture, forged: Capture) -> str:
     if len(honest.shapes) != len(forged.shapes):
         return f"{len(honest.shapes)} pictures -> {len(forged.shapes)}"
     changed = [i for i, (a, b) in enumerate(zip(honest.digests, forged.digests)) if a != b]
-    return "; ".join(f"picture {i + 1}: " + (difference(honest.pixels(i), forged.pixels(i)) or "pixels differ")
+    return "; ".join(f"picture {i + 1}: " + (pixel_difference(honest.pixels(i), forged.pixels(i)) or "pixels differ")
                      for i in changed[:3])
 
 
@@ -495,12 +478,13 @@ def _gains_over(channels: list[str], twins: list[Scores], forged: Scores) -> lis
     return out
 
 
-def save_case(folder: Path, plan: Plan, base: Base, honest: str, forged: str, gains: list[Gain], slot: str) -> str:
+def save_case(folder: Path, plan: Plan, base: Base, honest: str, forged: str, gains: list[Gain], slot: str,
+              what: str = "") -> str:
     """The mutation as a hand-corpus case (its README's format), so `bench forgery` replays it."""
     folder.mkdir(parents=True, exist_ok=True)
     gained = [g.target for g in gains if g.gained]
     channels = [t for t in gained if t not in ("reward", "normalized", "aescode.overall")] or gained
-    spec = {"mechanism": f"search: {plan.primitive} ({plan.family}) hides {plan.content} via {plan.delivery}"
+    spec = {"mechanism": f"search: {plan.primitive} ({plan.family}) hides {what or plan.content} via {plan.delivery}"
                          f" at the {slot or 'figure'} slot of {plan.base}",
             "channels": channels, "task": base.task_spec, "config": base.config}
     (folder / "case.json").write_text(json.dumps(spec, indent=2) + "\n")
@@ -621,11 +605,19 @@ def report_md(data: dict[str, Any]) -> str:
                          f"{row.get('not-identical', 0)} | {row.get('broken', 0)} | {row.get('unjudged', 0)} |")
         lines.append("")
     if data["gains"]:
-        lines += ["## Gains", "", "| mutation | deltas | replay |", "|---|---|---|"]
+        lines += ["## Gains, by primitive", ""]
+        by_primitive: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for g in data["gains"]:
-            deltas = ", ".join(f"{d['target']} {_fmt(d['honest'])} → {_fmt(d['forged'])}" for d in g["deltas"])
-            lines.append(f"| {g['id']} | {deltas} | `{g['replay']}` |")
-        lines.append("")
+            by_primitive[("plot:" if g["delivery"] == "plot" else "") + g["primitive"]].append(g)
+        for primitive, found in sorted(by_primitive.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+            lines += [f"### {primitive} ({len(found)})", "", "| mutation | deltas |", "|---|---|"]
+            for g in found:
+                deltas = ", ".join(f"{d['target']} {_fmt(d['honest'])} → {_fmt(d['forged'])}" for d in g["deltas"])
+                lines.append(f"| {g['id']} | {deltas} |")
+            lines.append("")
+        if data["gains"][0]["replay"]:
+            replay = data["gains"][0]["replay"].rsplit(" --only ", 1)[0]
+            lines += [f"Replay one: `{replay} --only <mutation>` (each is a corpus case in the gains folder).", ""]
     unjudged = {k: v["problem"] for k, v in data["bases"].items() if v["problem"]}
     if unjudged:
         lines += ["## Bases that cannot be judged", ""] + [f"- {k}: {v}" for k, v in unjudged.items()] + [""]
