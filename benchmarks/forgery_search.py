@@ -523,6 +523,9 @@ async def search(bases: list[Base], *, seed: int, keep: int, max_tries: int, con
             prefix[0] += 1
         return prefix[1] >= keep
 
+    log = None
+    if out is not None:  # each result as it comes, so a long run that is stopped still says what it found
+        log = (out / "progress.jsonl").open("w")
     async with Searcher(bases, artifact_timeout_s=artifact_timeout_s, out=out) as searcher:
         async def worker() -> None:
             nonlocal next_index
@@ -531,13 +534,22 @@ async def search(bases: list[Base], *, seed: int, keep: int, max_tries: int, con
                 next_index += 1
                 result = await searcher.run(item)
                 results[item.index] = result
+                if log is not None:
+                    log.write(json.dumps({"id": item.id, "status": result.status, "gained": result.gained,
+                                          "detail": result.detail, "artifact": result.artifact,
+                                          "deltas": [asdict(g) for g in result.gains if g.gained]}, default=str) + "\n")
+                    log.flush()
                 if progress:
                     kept = sum(r.status == "kept" for r in results.values())
                     mark = "GAINS" if result.gained else result.status
                     print(f"[{len(results)} tried, {kept} kept] {item.id}: {mark} {result.detail[:80]}",
                           file=sys.stderr, flush=True)
 
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        try:
+            await asyncio.gather(*(worker() for _ in range(concurrency)))
+        finally:
+            if log is not None:
+                log.close()
         twins = {f"{b}{'#' + v if v else ''}": (await t) for (b, v), t in searcher.twins.items()}
     ordered, kept = [], 0
     for p in plans:
