@@ -86,8 +86,9 @@ def _spec(task: Task, builtin: set[str]) -> dict[str, Any]:
 
 def load_bases(kinds: set[str] | None = None) -> list[Base]:
     """Every honest artifact we have, with its task: the hand corpus's honest twins, the benchmark
-    pages, the AesCode pages (each variant: a page missing a string is a base to add it to) and
-    the template answers of the built-in suites. Sorted by id."""
+    pages, the AesCode pages (each variant: a page missing a string is a base to add it to), the
+    template answers of the built-in suites, a bare page per built-in web and AesCode task, and
+    each built-in project's starting workspace. Sorted by id."""
     from policies.plot_template import write_script
     from policies.template import render_page
 
@@ -272,6 +273,7 @@ def plan(bases: list[Base], seed: int, limit: int) -> list[Plan]:
     deliveries = [d for d in DELIVERIES if d != "inline"]
     out: list[Plan] = []
     while len(out) < limit and primitives:
+        before = len(out)
         order = list(primitives)
         rng.shuffle(order)
         for primitive in order:
@@ -293,6 +295,8 @@ def plan(bases: list[Base], seed: int, limit: int) -> list[Plan]:
             delivery = "inline" if rng.random() < INLINE_SHARE else rng.choice(deliveries)
             out.append(Plan(len(out), primitive.name, primitive.family, delivery, content, base.id,
                             rng.choice(primitive.slots)))
+        if len(out) == before:  # nothing fits these bases: never loop
+            break
     return out
 
 
