@@ -28,6 +28,7 @@ import random
 import sys
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -327,6 +328,8 @@ class Result:
     slot: str = ""       # the slot it went to (the plan's, or the first of the primitive's the base has)
     seconds: float = 0.0
     artifact: str = ""   # where the saved case is (gains only)
+    save: Callable[[Path], str] | None = field(default=None, repr=False)  # writes a gain as a corpus case
+
 
     @property
     def gained(self) -> bool:
@@ -340,10 +343,9 @@ def _scores_equal(a: Scores, b: Scores) -> bool:
 class Searcher:
     """Scores bases and mutations through one renderer and one pipeline per configuration."""
 
-    def __init__(self, bases: list[Base], *, artifact_timeout_s: float, out: Path | None) -> None:
+    def __init__(self, bases: list[Base], *, artifact_timeout_s: float) -> None:
         self.bases = {b.id: b for b in bases}
         self.timeout = artifact_timeout_s
-        self.out = out
         self.renderer = Renderer(RenderConfig())
         self.linter = HtmlHint()
         self.pipelines: dict[str, RewardPipeline] = {}
@@ -447,10 +449,9 @@ class Searcher:
             again, capture2 = await self.score(base, forged_text, base.files)
             confirmed = _gains_over(channels, twin.runs, again)
             result.confirmed = capture2.same(twin.capture) and any(g.gained for g in confirmed)
-            if result.confirmed and self.out is not None:
-                result.artifact = save_case(self.out / "gains" / plan.id, plan, base, honest_text, forged_text, gains,
-                                            slot_kind, what)
-            elif not result.confirmed:
+            if result.confirmed:  # saved once the run knows it is in the report (`search`)
+                result.save = lambda folder: save_case(folder, plan, base, honest_text, forged_text, gains, slot_kind, what)
+            else:
                 result.detail = "a gain on one run that a second run did not repeat"
         return result
 
@@ -530,7 +531,7 @@ async def search(bases: list[Base], *, seed: int, keep: int, max_tries: int, con
     log = None
     if out is not None:  # each result as it comes, so a long run that is stopped still says what it found
         log = (out / "progress.jsonl").open("w")
-    async with Searcher(bases, artifact_timeout_s=artifact_timeout_s, out=out) as searcher:
+    async with Searcher(bases, artifact_timeout_s=artifact_timeout_s) as searcher:
         async def worker() -> None:
             nonlocal next_index
             while next_index < len(plans) and not enough():
@@ -540,7 +541,7 @@ async def search(bases: list[Base], *, seed: int, keep: int, max_tries: int, con
                 results[item.index] = result
                 if log is not None:
                     log.write(json.dumps({"id": item.id, "status": result.status, "gained": result.gained,
-                                          "detail": result.detail, "artifact": result.artifact,
+                                          "detail": result.detail,
                                           "deltas": [asdict(g) for g in result.gains if g.gained]}, default=str) + "\n")
                     log.flush()
                 if progress:
@@ -561,6 +562,9 @@ async def search(bases: list[Base], *, seed: int, keep: int, max_tries: int, con
             break
         ordered.append(results[p.index])
         kept += results[p.index].status == "kept"
+    for result in ordered:
+        if result.gained and result.save is not None and out is not None:
+            result.artifact = result.save(out / "gains" / result.plan.id)
     return report(ordered, twins, seed=seed, seconds=time.perf_counter() - started, out=out)
 
 

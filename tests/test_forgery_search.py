@@ -170,7 +170,7 @@ async def test_a_fixed_seed_sample_of_the_search_finds_no_gain(tmp_path):
     assert s["pixel_identical"] == 40, s
     assert not s["controls_kept"]
     assert s["broken"] == 0, [r for r in data["results"] if r["status"] == "broken"]
-    async with search.Searcher(bases, artifact_timeout_s=120, out=None) as searcher:
+    async with search.Searcher(bases, artifact_timeout_s=120) as searcher:
         for base, delivery, content in (("bare:web-website-01", "inline", "copy"),
                                         ("corpus:plot-alpha-zero-labels", "plot", "title")):
             control = search.Plan(0, "control-visible", "control", delivery, content, base, "quiet" if delivery != "plot" else "")
