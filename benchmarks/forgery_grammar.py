@@ -279,9 +279,11 @@ class Piece:
 @dataclass(frozen=True)
 class Primitive:
     """One hiding mechanism, as data. The templates take `$content` (the content's markup),
-    `$uid` (unique to the mutation), `$bg` (the slot's colour), `$w`/`$h` (the slot's size),
-    `$options` (the content's lines as `<option>`s), `$svgtext` (as SVG `<text>`), `$json`
-    (the content's markup as a JS string) and `$font`/`$zerofont` (data: URLs of blank fonts)."""
+    `$quoted` (it escaped for an attribute), `$uid` (unique to the mutation), `$bg` (the slot's
+    colour; `$bgurl` for a data: URL), `$w`/`$h` (the slot's size; `$half` and `$rest` split it
+    for an outline), `$options` (the content's lines as hidden `<option>`s), `$svgtext` (as SVG
+    `<text>`), `$textline` (as one line) and `$font`/`$zerofont` (data: URLs of blank fonts).
+    Family `control` is not a hiding primitive: it must never be kept."""
 
     name: str
     family: str
@@ -291,17 +293,17 @@ class Primitive:
     frame: str = ""
     slots: tuple[str, ...] = POSITIONED
     text_only: bool = False  # it hides text, not drawn graphics (a chart's canvas)
-    control: bool = False  # a visible control: must never be kept (checks the oracle)
     note: str = ""
 
     def emit(self, content: Content, slot: Slot, uid: str) -> Piece:
         values = {
-            "content": content.markup, "quoted": _esc(content.markup), "uid": uid, "bg": slot.css_bg, "bgurl": urllib.parse.quote(slot.css_bg), "w": str(slot.w), "h": str(slot.h),
-            "half": str(slot.h // 2), "rest": str(max(slot.w - 2 * (slot.h // 2), 0)),
+            "content": content.markup, "quoted": _esc(content.markup), "uid": uid,
+            "bg": slot.css_bg, "bgurl": urllib.parse.quote(slot.css_bg),
+            "w": str(slot.w), "h": str(slot.h), "half": str(slot.h // 2), "rest": str(max(slot.w - 2 * (slot.h // 2), 0)),
             "options": "".join(f'<option style="display:none">{_esc(line)}</option>' for line in content.lines),
             "svgtext": "".join(f'<text x="0" y="{18 * (i + 1)}">{_esc(line)}</text>' for i, line in enumerate(content.lines)),
-            "json": json.dumps(content.markup), "font": blank_font_url(advance=550), "zerofont": blank_font_url(advance=0),
             "textline": _esc(" ".join(content.lines)[:400]),
+            "font": blank_font_url(advance=550), "zerofont": blank_font_url(advance=0),
         }
         fill = lambda t: Template(t).substitute(values)  # noqa: E731
         return Piece(css=fill(self.css), markup=fill(self.markup), script=fill(self.script), frame=fill(self.frame))
@@ -563,7 +565,7 @@ PRIMITIVES: list[Primitive] = [
               css="@keyframes fxa$uid { from { opacity: 0 } to { opacity: 1 } } .fx-$uid { animation: fxa$uid 10s paused }"),
     # --- the control: visible on purpose, so the oracle must never keep it -------------------
     Primitive("control-visible", "control", markup='<div class="fx-$uid" style="background:#fff;color:#000">$content</div>',
-              control=True, note="not a hiding primitive: it checks that the pixel oracle tells shown from unseen"),
+              note="not a hiding primitive: it checks that the pixel oracle tells shown from unseen"),
 ]
 
 
@@ -576,18 +578,22 @@ class Delivery:
     build: Callable[[Piece, str, str], str]  # (piece, content script, uid) -> markup for the slot
 
 
+def _whole(piece: Piece) -> str:
+    """The piece's stylesheet and markup, as one fragment."""
+    return (f"<style>{piece.css}</style>" if piece.css else "") + piece.markup
+
+
 def _script(code: str, root: str) -> str:
     return f"<script>(function (ROOT) {{ {code} }})({root});</script>" if code.strip() else ""
 
 
 def _inline(piece: Piece, script: str, uid: str) -> str:
-    style = f"<style>{piece.css}</style>" if piece.css else ""
-    return style + piece.markup + _script(piece.script + script, "document")
+    return _whole(piece) + _script(piece.script + script, "document")
 
 
 def _shadow(mode: str) -> Callable[[Piece, str, str], str]:
     def build(piece: Piece, script: str, uid: str) -> str:
-        inner = json.dumps((f"<style>{piece.css}</style>" if piece.css else "") + piece.markup)
+        inner = json.dumps(_whole(piece))
         code = (f"var host = document.getElementById('fxh{uid}'); var ROOT = host.attachShadow({{mode: '{mode}'}});"
                 f" ROOT.innerHTML = {inner}; (function (ROOT) {{ {piece.script} {script} }})(ROOT);")
         return f'<div id="fxh{uid}"></div><script>(function () {{ {code} }})();</script>'
@@ -595,16 +601,15 @@ def _shadow(mode: str) -> Callable[[Piece, str, str], str]:
 
 
 def _declarative(piece: Piece, script: str, uid: str) -> str:
-    style = f"<style>{piece.css}</style>" if piece.css else ""
     code = piece.script + script
     tail = (f"<script>(function (ROOT) {{ if (ROOT) {{ {code} }} }})(document.getElementById('fxh{uid}').shadowRoot);</script>"
             if code.strip() else "")
-    return f'<div id="fxh{uid}"><template shadowrootmode="open">{style}{piece.markup}</template></div>{tail}'
+    return f'<div id="fxh{uid}"><template shadowrootmode="open">{_whole(piece)}</template></div>{tail}'
 
 
 def _scripted(when: str) -> Callable[[Piece, str, str], str]:
     def build(piece: Piece, script: str, uid: str) -> str:
-        inner = json.dumps((f"<style>{piece.css}</style>" if piece.css else "") + piece.markup)
+        inner = json.dumps(_whole(piece))
         run = (f"var host = document.getElementById('fxh{uid}'); host.innerHTML = {inner};"
                f" (function (ROOT) {{ {piece.script} {script} }})(document);")
         wrapped = {"load": f"window.addEventListener('load', function () {{ {run} }});",
@@ -615,8 +620,7 @@ def _scripted(when: str) -> Callable[[Piece, str, str], str]:
 
 
 def _written(piece: Piece, script: str, uid: str) -> str:
-    inner = json.dumps((f"<style>{piece.css}</style>" if piece.css else "") + piece.markup)
-    return f"<script>document.write({inner});</script>" + _script(piece.script + script, "document")
+    return f"<script>document.write({json.dumps(_whole(piece))});</script>" + _script(piece.script + script, "document")
 
 
 DELIVERIES: dict[str, Delivery] = {d.name: d for d in [
