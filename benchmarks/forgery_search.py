@@ -8,7 +8,7 @@ plot's figure PNGs, a project's webshot). A kept mutation shows nothing its twin
 channel or aggregate it raises (`benchmarks.forgery.compare`, the hand corpus's rule) is a forgery
 by definition: the oracle needs no judgement, and the search needs no one to think of the trick.
 
-The run is deterministic for a seed: the sequence of mutations is drawn up front, each base's
+The run is deterministic for a seed and a set of bases: the sequence of mutations is drawn up front, each base's
 twin is scored twice (a base whose capture or scores differ between the two is reported and its
 mutations are not judged on that), and the report keeps the first N pixel-identical mutations in
 sequence order whatever order they finished in. A gain is counted when the mutation beats both
@@ -588,13 +588,13 @@ def report(results: list[Result], twins: dict[str, Twin], *, seed: int, seconds:
         "summary": {"tried": len(results), "pixel_identical": statuses["kept"], "gained": len(gains),
                     "not_identical": statuses["not-identical"], "broken": statuses["broken"],
                     "unjudged": statuses["unjudged"], "no_slot": statuses["no-slot"],
-                    "unconfirmed": sum(1 for r in results if r.detail.startswith("a gain on one run")),
+                    "unconfirmed": sum(1 for r in results if any(g.gained for g in r.gains) and not r.confirmed),
                     "controls_kept": controls_kept},
         "per_primitive": tally(lambda r: ("plot:" if r.plan.delivery == "plot" else "") + r.plan.primitive),
         "per_family": tally(lambda r: r.plan.family),
         "per_content": tally(lambda r: r.plan.content),
         "per_delivery": tally(lambda r: r.plan.delivery),
-        "per_base_kind": tally(lambda r: r.plan.base.split(":")[0]),
+        "per_base_source": tally(lambda r: r.plan.base.split(":")[0]),
         "primitive_notes": what,
         "bases": {k: {"problem": t.problem, "stable_capture": t.stable_capture, "stable_scores": t.stable_scores,
                       "slots": {s: asdict(v) for s, v in t.slots.items()}} for k, t in sorted(twins.items())},
@@ -617,7 +617,7 @@ def report_md(data: dict[str, Any]) -> str:
     if s["controls_kept"]:
         lines += [f"**The pixel oracle kept a visible control: {s['controls_kept']}**", ""]
     for title, key in (("primitive", "per_primitive"), ("family", "per_family"), ("content", "per_content"),
-                       ("delivery", "per_delivery"), ("base", "per_base_kind")):
+                       ("delivery", "per_delivery"), ("base", "per_base_source")):
         lines += [f"| {title} | tried | pixel-identical | gained | not identical | broken | unjudged |",
                   "|---|---|---|---|---|---|---|"]
         for name, row in data[key].items():
