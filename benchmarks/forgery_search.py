@@ -8,10 +8,10 @@ plot's figure PNGs, a project's webshot). A kept mutation shows nothing its twin
 channel or aggregate it raises (`benchmarks.forgery.compare`, the hand corpus's rule) is a forgery
 by definition: the oracle needs no judgement, and the search needs no one to think of the trick.
 
-The run is deterministic for a seed and a set of bases: the sequence of mutations is drawn up front, each base's
-twin is scored twice (a base whose capture or scores differ between the two is reported and its
-mutations are not judged on that), and the report keeps the first N pixel-identical mutations in
-sequence order whatever order they finished in. A gain is counted when the mutation beats both
+The run is deterministic for a seed and a set of bases: the sequence of mutations is drawn up
+front, each base's twin is scored twice (a base whose capture or scores differ between the two is
+reported and its mutations are not judged on that), and the report keeps the first N
+pixel-identical mutations in sequence order whatever order they finished in. A gain is counted when the mutation beats both
 of the twin's runs and a second run of the mutation confirms it. Each artifact has a deadline; a
 mutation that breaks is reported, never fatal. Every gain is written out as a corpus case
 (`OUT/gains/<id>/`, the hand corpus's format) so `aesenv bench forgery --cases OUT/gains --only ID`
