@@ -12,6 +12,12 @@ exits non-zero when any forgery gains, or when an honest twin is not scored (a b
 
     aesenv bench forgery --out runs/forgery [--only CASE,...] [--kind web|plot|project]
                          [--judge openai:<model> --judge-base-url URL]
+    aesenv bench forgery --search N [--seed S] --out runs/search [--kind ...] [--bases PREFIX,...]
+
+`--search N` runs the forgery search instead (`benchmarks.forgery_search`): invisible mutations of
+honest artifacts drawn from a grammar of hiding primitives, kept when their capture is
+pixel-identical to their twin's, until N are kept; any kept mutation that raises a channel or an
+aggregate is a forgery. It exits non-zero when one gains.
 
 Cases addressed to a VLM judge or agent (`"judge": "openai:judge"`, the `prompt-*` cases) run
 with the model `--judge` names; without one they run with the offline judges, where they must
@@ -30,9 +36,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from aesenv.lint.htmlhint import HtmlHint
 from aesenv.render import RenderConfig, Renderer
+from aesenv.render.models import decode_rgb
 from aesenv.rewards import PipelineConfig, RewardPipeline
+from aesenv.rewards.pipeline import Scored
 from aesenv.rewards.record import RewardRecord
 from aesenv.kinds.project.kind import PROJECT
 from aesenv.tasks import Task, load_tasks
@@ -68,14 +78,15 @@ class Scores:
     why: str
     channels: dict[str, tuple[str, float | None]]
     aggregates: dict[str, float | None]
+    pictures: list[bytes] = field(default_factory=list, repr=False)  # the captures (`pictures`), when scored here
 
     @classmethod
-    def of_record(cls, record: RewardRecord) -> "Scores":
+    def of_record(cls, record: RewardRecord, pictures: list[bytes] | None = None) -> "Scores":
         aggregates: dict[str, float | None] = {"reward": record.reward, "normalized": record.normalized}
         if record.aescode:
             aggregates["aescode.overall"] = record.aescode.get("overall")
         return cls(record.status == "ok", f"{record.status} {record.failure}",
-                   {n: (r.status.value, r.score) for n, r in record.channels.items()}, aggregates)
+                   {n: (r.status.value, r.score) for n, r in record.channels.items()}, aggregates, pictures or [])
 
     @classmethod
     def of_delivery(cls, delivered: DeliveryScores) -> "Scores":
@@ -101,6 +112,7 @@ class Outcome:
     mechanism: str
     gains: list[Gain] = field(default_factory=list)
     broken: str = ""     # why the case could not be judged (its honest twin was not scored)
+    capture: str = ""    # "identical", or how the forgery's capture differs from its twin's ('' for a delivery)
     seconds: float = 0.0
 
     @property
@@ -158,10 +170,16 @@ def load_cases(root: Path = CASES, only: set[str] | None = None, kind: str | Non
 
 def compare(case: Case, honest: Scores | RewardRecord, forged: Scores | RewardRecord) -> list[Gain]:
     """Every targeted channel and every aggregate, honest against forged (see the module)."""
+    return compare_scores(case.channels, honest, forged)
+
+
+def compare_scores(channels: list[str], honest: Scores | RewardRecord, forged: Scores | RewardRecord) -> list[Gain]:
+    """`channels` and every aggregate, honest against forged: the one rule of a gain, for the
+    hand corpus and the search (`benchmarks.forgery_search`) alike."""
     honest = honest if isinstance(honest, Scores) else Scores.of_record(honest)
     forged = forged if isinstance(forged, Scores) else Scores.of_record(forged)
     gains = []
-    for name in case.channels:
+    for name in channels:
         h, f = honest.channels.get(name), forged.channels.get(name)
         if h is None or h[0] not in SCORED:
             gains.append(Gain(name, h[0] if h else None, f[0] if f else None, False, how="the twin is not scored on it"))
@@ -188,7 +206,39 @@ async def _scores(case: Case, answer: tuple[str, dict[str, bytes]], pipeline: Re
     text, files = answer
     if case.webdev is not None:  # delivered as a Webdev-Bench session's workspace would be
         return Scores.of_delivery(await delivery_scores(pipeline.backends, case.webdev, {"index.html": text.encode(), **files}))
-    return Scores.of_record((await pipeline.score(case.task, text, files=files or None)).record)
+    scored = await pipeline.score(case.task, text, files=files or None)
+    return Scores.of_record(scored.record, pictures(scored))
+
+
+def pictures(scored: Scored) -> list[bytes]:
+    """The captures that decide whether two answers look the same: every figure of a plot, else
+    the page's (or the project's) full-page screenshot."""
+    if scored.plot is not None:
+        return [f.png for f in scored.plot.figures if f.png]
+    rendering = scored.rendering
+    return [rendering.full_page_png] if rendering is not None and rendering.full_page_png else []
+
+
+def pixel_difference(a: np.ndarray | None, b: np.ndarray | None) -> str:
+    """How two decoded captures differ ('' when they are pixel-identical)."""
+    if a is None or b is None:
+        return "no capture"
+    if a.shape != b.shape:
+        return f"size {a.shape[1]}x{a.shape[0]} -> {b.shape[1]}x{b.shape[0]}"
+    delta = np.abs(a.astype(np.int16) - b.astype(np.int16)).max(axis=2)
+    changed = int((delta > 0).sum())
+    return f"{changed} px differ (max {int(delta.max())}/255)" if changed else ""
+
+
+def capture_difference(honest: list[bytes], forged: list[bytes]) -> str:
+    """'identical' when every picture is pixel-identical, else how they differ."""
+    if not honest or not forged:
+        return "no capture"
+    if len(honest) != len(forged):
+        return f"{len(honest)} pictures -> {len(forged)}"
+    found = [f"picture {i + 1}: {d}" for i, (a, b) in enumerate(zip(honest, forged))
+             if a != b and (d := pixel_difference(decode_rgb(a), decode_rgb(b)))]
+    return "; ".join(found[:3]) or "identical"
 
 
 async def judge_case(case: Case, pipeline: RewardPipeline) -> Outcome:
@@ -199,6 +249,7 @@ async def judge_case(case: Case, pipeline: RewardPipeline) -> Outcome:
         out.broken = f"the honest twin was not scored: {honest.why}"[:300]
     else:
         out.gains = compare(case, honest, forged)
+        out.capture = capture_difference(honest.pictures, forged.pictures) if case.webdev is None else ""
     out.seconds = round(time.perf_counter() - start, 2)
     return out
 
@@ -226,11 +277,11 @@ def report_md(outcomes: list[Outcome], totals: dict[str, Any]) -> str:
              "| channel / aggregate | forgeries | gained | max gain |", "|---|---|---|---|"]
     for target, row in totals["per_target"].items():
         lines.append(f"| {target} | {row['forgeries']} | {row['gained']} | {row['max_gain']:.4f} |")
-    lines += ["", "| case | kind | mechanism | verdict |", "|---|---|---|---|"]
+    lines += ["", "| case | kind | mechanism | capture | verdict |", "|---|---|---|---|---|"]
     for o in outcomes:
         verdict = ("BROKEN: " + o.broken) if o.broken else ("GAINS on " + ", ".join(
             f"{g.target} ({g.honest} → {g.forged})" for g in o.gains if g.gained)) if o.gained else "no gain"
-        lines.append(f"| {o.case} | {o.kind} | {o.mechanism} | {verdict} |")
+        lines.append(f"| {o.case} | {o.kind} | {o.mechanism} | {o.capture} | {verdict} |")
     return "\n".join(lines) + "\n"
 
 
@@ -297,7 +348,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--judge", help="openai:<model> for the cases addressed to a VLM (default: offline judges)")
     parser.add_argument("--judge-base-url", help="the OpenAI-compatible endpoint for --judge")
     parser.add_argument("--no-progress", action="store_true")
+    search = parser.add_argument_group("the search (benchmarks.forgery_search)")
+    search.add_argument("--search", type=int, default=0, metavar="N",
+                        help="run the forgery search until N mutations are pixel-identical to their twins")
+    search.add_argument("--seed", type=int, default=0, help="the search's seed (the same seed, the same mutations)")
+    search.add_argument("--max-tries", type=int, default=0, help="mutations to try at most (default 4N)")
+    search.add_argument("--artifact-timeout", type=float, default=120.0, help="seconds per scored artifact")
+    search.add_argument("--bases", default="", help="only bases whose id starts with one of these (comma-separated)")
     args = parser.parse_args(argv)
+    if args.search:
+        from benchmarks import forgery_search
+        return forgery_search.main(args)
     only = {c for c in args.only.split(",") if c} or None
     cases = load_cases(Path(args.cases), only, args.kind)
     if not cases:
