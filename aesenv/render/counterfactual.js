@@ -90,7 +90,8 @@
     return out;
   };
 
-  // `how` for an element: "whole" (it and all it holds), or "pseudo" (its ::before/::after only).
+  // `how` for an element: "whole" (it and all it holds), "pseudo" (its ::before/::after only) or
+  // "box" (the paint of its own box: background, border, shadow, outline).
   const register = (el, kind, how) => {
     const key = kind + ":" + (how || "");
     let byKind = itemOf.get(el);
@@ -155,6 +156,14 @@
         if (!rules.has(root)) rules.set(root, []);
         rules.get(root).push(`${sel(tag)}::before, ${sel(tag)}::after { opacity: 0 !important; transition: none !important; }`);
         expect.push([id, el, "opacity", "0", "::before"], [id, el, "opacity", "0", "::after"]);
+        continue;
+      }
+      if (item.kind === "element" && item.how === "box") {  // its own box's paint, nothing it holds
+        mark(el, tag);
+        add(el, tag, "background: none !important; border-color: transparent !important; border-image: none !important;"
+          + " box-shadow: none !important; outline-color: transparent !important; transition: none !important;");
+        expect.push([id, el, "background-image", "none"], [id, el, "box-shadow", "none"],
+                    [id, el, "background-color", transparent]);
         continue;
       }
       if (item.kind === "element") {

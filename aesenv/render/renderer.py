@@ -41,7 +41,7 @@ from aesenv.render.live import (LivePage, Session, await_new_document, is_leavin
                                 stop_scripts)
 from aesenv.render.models import (ConsoleEntry, DomMarkup, MobileProbe, PageMetrics, Rendering, RenderStatus,
                                   RequestEntry, RequestOutcome, decode_rgb, lenient, snapshot_elements)
-from aesenv.render.counterfactual import Verdicts, measure
+from aesenv.render.counterfactual import Painting, Verdicts, measure
 from aesenv.render.shown import Run, assemble, painted, parse_runs
 from aesenv.render.settle import settle_drawing, settle_timers, within_a_frame
 from aesenv.render.vendor import library_usage
@@ -843,18 +843,23 @@ class Renderer:
 
     async def _measure(self, cdp, world: World, snap: object, runs: list[Run], pixels, size: tuple[int, int],
                        scale: float) -> Verdicts | None:
-        """The counterfactual measure of the snapshot's text and pictures against the capture."""
+        """The counterfactual measure of the snapshot's text, pictures and boxes against the capture."""
         if pixels is None or not isinstance(snap, dict):
             return None
-        pictures = []
-        for entry in snap.get("elements") or []:
-            if isinstance(entry, dict) and isinstance(entry.get("item"), int) and entry["item"] >= 0:
-                pictures.append((entry["item"], tuple(_number(entry.get(k)) for k in ("x", "y", "w", "h"))))
+        entries = snap.get("elements") if isinstance(snap.get("elements"), list) else []
+        paintings, parents = [], []
+        for at, entry in enumerate(entries):
+            entry = entry if isinstance(entry, dict) else {}
+            parent = entry.get("parent")
+            parents.append(parent if isinstance(parent, int) else -1)
+            if isinstance(entry.get("item"), int) and entry["item"] >= 0:
+                paintings.append(Painting(entry["item"], tuple(_number(entry.get(k)) for k in ("x", "y", "w", "h")), at))
         metrics = snap.get("metrics") if isinstance(snap.get("metrics"), dict) else {}
+        known = {p.item for p in paintings}
         for canvas in metrics.get("canvases") or []:
-            if isinstance(canvas, dict) and isinstance(canvas.get("item"), int):
-                pictures.append((canvas["item"], _canvas_box(canvas)))
-        return await measure(cdp, world, runs, snap.get("items"), list(dict(pictures).items()), pixels, size, scale)
+            if isinstance(canvas, dict) and isinstance(canvas.get("item"), int) and canvas["item"] not in known:
+                paintings.append(Painting(canvas["item"], _canvas_box(canvas)))
+        return await measure(cdp, world, runs, snap.get("items"), paintings, parents, pixels, size, scale)
 
     @staticmethod
     async def _at_size(page: Page, width: int, height: int, then=None):

@@ -40,10 +40,10 @@
       x: b.x0, y: b.y0, w: b.x1 - b.x0, h: b.y1 - b.y0,
       opacity: +shown.opacity.toFixed(3),
       paints,
-      // what the counterfactual takes away to see its own paint: a picture or generated content, and
-      // a control that paints only a box (a swatch, a switch: it is what a person would click)
+      // what the counterfactual takes away to see its own paint: a picture, generated content, or
+      // the paint of its box (a card's background, a table's borders, a cover)
       item: paints === "replaced" ? cf.elementItem(el, own === "generated" ? "pseudo" : "whole")
-        : paints === "style" && interactive ? cf.elementItem(el, "whole") : -1,
+        : paints === "style" ? cf.elementItem(el, "box") : -1,
       color: seen.toRgb(css("color")),
       background: behind,
       own_background: transparent(background) ? "" : background,
@@ -120,9 +120,10 @@
       }),
       headings: [],
     },
-    // Per item (last: every item above is registered by now): [kind, margin px its paint may reach
+    // Per item (last: every item above is registered by now): [kind (text, element, or box: an
+    // element's own box paint), margin px its paint may reach
     // beyond its boxes, wide (it may land anywhere), the line boxes of all its own text]. What it
     // takes away may change any of those boxes, shown or not.
-    items: N.store.items.map((it) => [it.kind, +it.margin.toFixed(1), it.wide ? 1 : 0, it.lines]),
+    items: N.store.items.map((it) => [it.how === "box" ? "box" : it.kind, +it.margin.toFixed(1), it.wide ? 1 : 0, it.lines]),
   };
 }
