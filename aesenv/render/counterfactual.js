@@ -82,7 +82,7 @@
       for (const r of N.lineBoxes(node)) if (r.right > r.left && r.bottom > r.top && out.length < 200) out.push(rect(r));
     }
     const s = N.style(el);
-    if (s("display") === "list-item" && out.length) {
+    if (s("display") === "list-item" && (s("list-style-type") !== "none" || s("list-style-image") !== "none") && out.length) {
       const em = num(s("font-size")) || 16, box = N.box(el), first = out[0];
       const left = N.math.min(box.left + N.viewport().scrollX, first[0]) - 4 * em;
       out.push([left, first[1], first[0] + first[2] - left, first[3]]);
@@ -98,7 +98,7 @@
     if (!byKind) { byKind = {}; itemOf.set(el, byKind); }
     if (byKind[key] !== undefined) return byKind[key];
     const s = N.style(el), up = reachOf(el);
-    let px = 2 + up.px;
+    let px = up.px;
     if (kind === "text") px += shadowReach(s("text-shadow")) + (num(s("-webkit-text-stroke-width")) || 0) + (N.isSvg(el) ? num(s("stroke-width")) || 0 : 0);
     else px += shadowReach(s("box-shadow")) + (s("outline-style") !== "none" ? (num(s("outline-width")) || 0) + abs(num(s("outline-offset")) || 0) : 0);
     const id = store.items.length;

@@ -85,7 +85,7 @@ class Item:
     id: int
     kind: str
     rects: list[tuple[float, float, float, float]]  # x0, y0, x1, y1, page pixels
-    margin: float = 2.0
+    margin: float = 0.0  # how far its paint may reach past its boxes (shadows, strokes)
     wide: bool = False
 
     @property
@@ -120,8 +120,11 @@ class Outcome:
     notes: list[str] = dataclasses.field(default_factory=list)
 
 
+TOUCH = 1.0  # px two boxes may share at an edge without sharing pixels (a word beside a link)
+
+
 def _overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
-    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+    return a[0] < b[2] - TOUCH and b[0] < a[2] - TOUCH and a[1] < b[3] - TOUCH and b[1] < a[3] - TOUCH
 
 
 def plan(items: Sequence[Item], cell: int = 64) -> list[list[Item]]:
@@ -169,19 +172,28 @@ async def frozen(cdp: Any) -> AsyncIterator[None]:
         await switch("active")
 
 
-def _clip(group: Iterable[Item], width: int, height: int) -> tuple[int, int, int, int] | None:
-    """The band of the page a group's capture takes: the page's whole width (a clip that starts
-    mid-row rasterises fractional boxes a pixel apart from the full capture), the rows its items
-    may reach."""
-    boxes = [r for item in group for r in item.reach
-             if r[2] > 0 and r[0] < width and r[3] > 0 and r[1] < height]
-    if not boxes:
-        return None
-    y0 = max(0, math.floor(min(b[1] for b in boxes)))
-    y1 = min(height, math.ceil(max(b[3] for b in boxes)))
-    if y1 - y0 < 1 or width < 1:
-        return None
-    return 0, y0, width, y1
+BAND_GAP = 320  # rows of nothing to take away between two bands that are worth a capture each (one costs ~25 ms)
+
+
+def _bands(group: Iterable[Item], width: int, height: int) -> list[tuple[tuple[int, int, int, int], list[Item]]]:
+    """The bands of the page a group's captures take, each with the items in it: the page's whole
+    width (a clip that starts mid-row rasterises fractional boxes a pixel apart from the full
+    capture), the rows its items may reach, rows far apart captured apart (a capture costs what
+    its area costs)."""
+    spans = []
+    for item in group:
+        rows = [(r[1], r[3]) for r in item.reach if r[2] > 0 and r[0] < width and r[3] > 0 and r[1] < height]
+        if rows:
+            spans.append((max(0, math.floor(min(a for a, _ in rows))), min(height, math.ceil(max(b for _, b in rows))), item))
+    spans.sort(key=lambda s: s[0])
+    bands: list[list[Any]] = []
+    for y0, y1, item in spans:
+        if bands and y0 <= bands[-1][1] + BAND_GAP:
+            bands[-1][1] = max(bands[-1][1], y1)
+            bands[-1][2].append(item)
+        else:
+            bands.append([y0, y1, [item]])
+    return [((0, y0, width, y1), items) for y0, y1, items in bands if y1 - y0 >= 1 and width >= 1]
 
 
 async def capture(cdp: Any, clip: tuple[int, int, int, int]) -> np.ndarray | None:
@@ -228,10 +240,10 @@ def _spilled(mask: np.ndarray, group: Sequence[Item], origin: tuple[int, int], s
 async def take_away(cdp: Any, world: World, items: Sequence[Item], size: tuple[int, int],
                     base: np.ndarray | None = None, scale: float = 1.0,
                     max_captures: int = MAX_CAPTURES) -> Outcome:
-    """Take each group of `items` away in turn and keep, per item, the pixels of its group's clip
-    before and after. `size` is the captured area (width, height) in page pixels; `base` the
-    render's capture of it (None: each clip is captured before as well). The page is frozen
-    throughout and left as it was; no other call of ours may use it meanwhile (`World.turn`)."""
+    """Take each group of `items` away in turn and keep, per item, the pixels of its band before
+    and after. `size` is the captured area (width, height) in page pixels; `base` the render's
+    capture of it (None: each band is captured before as well). The page is frozen throughout and
+    left as it was; no other call of ours may use it meanwhile (`World.turn`)."""
     out = Outcome()
     width, height = size
     queue = plan(items)
@@ -239,52 +251,59 @@ async def take_away(cdp: Any, world: World, items: Sequence[Item], size: tuple[i
         try:
             while queue:
                 group = queue.pop(0)
-                clip = _clip(group, width, height)
-                if clip is None:
-                    out.unmeasured.update(i.id for i in group)
+                bands = _bands(group, width, height)
+                placed = {i.id for _, members in bands for i in members}
+                out.unmeasured.update(i.id for i in group if i.id not in placed)
+                if not bands:
                     continue
-                needed = 1 if base is not None else 2
+                needed = len(bands) * (1 if base is not None else 2)
                 if out.captures + needed > max_captures:
-                    out.unmeasured.update(i.id for i in group)
-                    out.notes.append(f"counterfactual: capture budget spent; {len(group)} items left unmeasured")
+                    out.unmeasured.update(placed)
+                    out.notes.append(f"counterfactual: capture budget spent; {len(placed)} items left unmeasured")
                     continue
-                if base is not None:
-                    x0, y0, x1, y1 = (round(v * scale) for v in clip)
-                    before = base[y0:y1, x0:x1]
-                else:
-                    before = await capture(cdp, clip)
-                    out.captures += 1
-                    if before is not None:
-                        scale = before.shape[1] / (clip[2] - clip[0])
+                befores = []
+                for clip, _ in bands:
+                    if base is not None:
+                        x0, y0, x1, y1 = (round(v * scale) for v in clip)
+                        befores.append(base[y0:y1, x0:x1])
+                    else:
+                        befores.append(await capture(cdp, clip))
+                        out.captures += 1
                 answer = await world.ask(_HIDE, {"ids": [i.id for i in group], "nonce": secrets.token_hex(6)})
                 try:
-                    after = await capture(cdp, clip)
-                    out.captures += 1
+                    afters = []
+                    for clip, _ in bands:
+                        afters.append(await capture(cdp, clip))
+                        out.captures += 1
                 finally:
                     await world.ask(_RESTORE)
-                if before is None or after is None or before.shape != after.shape:
-                    out.unmeasured.update(i.id for i in group)
-                    continue
-                failed = set(answer.get("unmeasurable", [])) if isinstance(answer, dict) else {i.id for i in group}
-                origin = (clip[0], clip[1])
-                mask = changed(before, after)
-                if base is not None and _spilled(mask, group, origin, scale):
+                failed = set(answer.get("unmeasurable", [])) if isinstance(answer, dict) else set(placed)
+                taken, spilled = [], False
+                for (clip, members), before, after in zip(bands, befores, afters):
+                    if before is None or after is None or before.shape != after.shape:
+                        failed.update(i.id for i in members)
+                        continue
+                    band_scale = after.shape[1] / (clip[2] - clip[0])
+                    origin, mask = (clip[0], clip[1]), changed(before, after)
+                    spilled = spilled or _spilled(mask, members, origin, band_scale)
+                    taken.extend((i, Taken(before, after, origin, band_scale, mask)) for i in members)
+                if spilled and base is not None:
                     # The page's pixels moved since its capture (a layout that settled during it):
-                    # from here on each group is captured before it is taken away.
+                    # from here on each band is captured before it is taken away.
                     base = None
                     queue.insert(0, group)
                     out.notes.append("counterfactual: the page changed after its capture; measured against fresh captures")
                     continue
-                if len(group) > 1 and _spilled(mask, group, origin, scale):
+                if spilled and len(group) > 1:
                     half = len(group) // 2
                     queue[:0] = [group[:half], group[half:]]
                     out.notes.append("counterfactual: a group's change spilled past its items; split")
                     continue
-                for item in group:
+                for item, evidence in taken:
                     if item.id in failed:
                         out.unmeasured.add(item.id)
                     else:
-                        out.taken[item.id] = Taken(before, after, origin, scale, mask)
+                        out.taken[item.id] = evidence
         finally:
             with contextlib.suppress(Exception):
                 await world.ask(_RESTORE)
