@@ -587,8 +587,12 @@ def _script(code: str, root: str) -> str:
     return f"<script>(function (ROOT) {{ {code} }})({root});</script>" if code.strip() else ""
 
 
+# A piece's scripts reach only the piece (ROOT is the element holding it): a script that wired up
+# the whole document would give the honest page's own controls a new, visible behaviour, which
+# is a change to the page, not a way of hiding one.
 def _inline(piece: Piece, script: str, uid: str) -> str:
-    return _whole(piece) + _script(piece.script + script, "document")
+    return (f'<div id="fxh{uid}">{_whole(piece)}</div>'
+            + _script(piece.script + script, f"document.getElementById('fxh{uid}')"))
 
 
 def _shadow(mode: str) -> Callable[[Piece, str, str], str]:
@@ -611,7 +615,7 @@ def _scripted(when: str) -> Callable[[Piece, str, str], str]:
     def build(piece: Piece, script: str, uid: str) -> str:
         inner = json.dumps(_whole(piece))
         run = (f"var host = document.getElementById('fxh{uid}'); host.innerHTML = {inner};"
-               f" (function (ROOT) {{ {piece.script} {script} }})(document);")
+               f" (function (ROOT) {{ {piece.script} {script} }})(host);")
         wrapped = {"load": f"window.addEventListener('load', function () {{ {run} }});",
                    "timeout": f"setTimeout(function () {{ {run} }}, 30);",
                    "frame": f"requestAnimationFrame(function () {{ {run} }});"}[when]
@@ -620,7 +624,8 @@ def _scripted(when: str) -> Callable[[Piece, str, str], str]:
 
 
 def _written(piece: Piece, script: str, uid: str) -> str:
-    return f"<script>document.write({json.dumps(_whole(piece))});</script>" + _script(piece.script + script, "document")
+    written = json.dumps('<div id="fxh' + uid + '">' + _whole(piece) + "</div>")
+    return f"<script>document.write({written});</script>" + _script(piece.script + script, f"document.getElementById('fxh{uid}')")
 
 
 DELIVERIES: dict[str, Delivery] = {d.name: d for d in [

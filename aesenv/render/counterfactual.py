@@ -172,6 +172,7 @@ async def frozen(cdp: Any) -> AsyncIterator[None]:
         await switch("active")
 
 
+RING = 6  # px around a box that stand for what surrounds it
 BAND_GAP = 320  # rows of nothing to take away between two bands that are worth a capture each (one costs ~25 ms)
 
 
@@ -183,8 +184,8 @@ def _bands(group: Iterable[Item], width: int, height: int) -> list[tuple[tuple[i
     spans = []
     for item in group:
         rows = [(r[1], r[3]) for r in item.reach if r[2] > 0 and r[0] < width and r[3] > 0 and r[1] < height]
-        if rows:
-            spans.append((max(0, math.floor(min(a for a, _ in rows))), min(height, math.ceil(max(b for _, b in rows))), item))
+        if rows:  # (with a ring of rows around: what surrounds a box says whether its paint shows)
+            spans.append((max(0, math.floor(min(a for a, _ in rows)) - RING), min(height, math.ceil(max(b for _, b in rows)) + RING), item))
     spans.sort(key=lambda s: s[0])
     bands: list[list[Any]] = []
     for y0, y1, item in spans:
@@ -468,7 +469,8 @@ def needs_chars(taken: Taken, rects: Sequence[tuple[float, float, float, float]]
 @dataclasses.dataclass
 class Ink:
     """What an element painted, by its taking-away: the colours (before) of the pixels in its box
-    that changed without it, and the box's size in pixels."""
+    that changed without it and look unlike what surrounds the box (a cover painted in the page's
+    own colour changes the pixels of what it hides, and still shows nothing), and the box's size."""
 
     colours: np.ndarray  # (n, 3) uint8
     area: int
@@ -482,16 +484,34 @@ class Ink:
         return len(self.colours) / self.area if self.area else 0.0
 
 
+UNLIKE = 24  # a channel difference from the surroundings' dominant colour that a person tells apart
+
+
+def _dominant(colours: np.ndarray) -> np.ndarray:
+    codes = ((colours[:, 0] >> 4).astype(np.int32) << 8) | ((colours[:, 1] >> 4).astype(np.int32) << 4) | (colours[:, 2] >> 4)
+    return colours[codes == np.bincount(codes, minlength=4096).argmax()].mean(axis=0)
+
+
 def ink_of(taken: Taken, rect: tuple[float, float, float, float]) -> Ink:
     region = _region(taken, rect)
     if region is None:
         return Ink(np.zeros((0, 3), np.uint8), 0)
     mask = taken.mask[region]
-    return Ink(taken.before[region][mask], int(mask.size))
+    colours = taken.before[region][mask]
+    rows, cols = region
+    h, w = taken.before.shape[:2]
+    ring = [taken.before[max(0, rows.start - RING):rows.start, cols], taken.before[rows.stop:rows.stop + RING, cols],
+            taken.before[rows, max(0, cols.start - RING):cols.start], taken.before[rows, cols.stop:cols.stop + RING]]
+    around = [r.reshape(-1, 3) for r in ring if r.size]
+    if around and len(colours):
+        dominant = _dominant(np.concatenate(around)).astype(np.int16)
+        colours = colours[(np.abs(colours.astype(np.int16) - dominant) > UNLIKE).any(axis=1)]
+    return Ink(colours, int(mask.size))
 
 
 def judge_element(taken: Taken, rect: tuple[float, float, float, float]) -> bool:
-    """Whether a picture (image, canvas, field, frame) shows: its box's pixels changed without it."""
+    """Whether an element (a picture, a box) shows: its box's pixels changed without it, into
+    colours unlike what surrounds it."""
     return ink_of(taken, rect).shown
 
 

@@ -54,6 +54,13 @@ _RGB = re.compile(r"rgba?\(\s*([\d.]+)[,\s]+([\d.]+)[,\s]+([\d.]+)(?:\s*[,/]\s*(
 INLINE_TAGS = frozenset("a span b strong em i u s small code kbd abbr sup sub mark cite time output label "
                         "q var samp del ins bdi".split())
 SVG_TEXT_TAGS = frozenset({"text", "tspan", "textpath"})
+# A pixel within this WCAG contrast ratio of the page colour and this far on every channel is a
+# tint no one tells from the page (pale yellow on white: 1.03, 31/255), not drawing. Our choice,
+# not a standard's: 1.1 is the ratio of #f5f5f5 to white, the faintest surface tint pages use,
+# which the channel rule already counts as background; the channel bound keeps hue contrasts
+# (red on a grey of the same lightness) drawn.
+FAINT_CONTRAST = 1.1
+FAINT_CHANNEL = 48
 SVG_SHAPES = frozenset({"rect", "path", "circle", "line", "polyline", "polygon", "ellipse"})
 CONTROL_TAGS = frozenset({"button", "input", "select", "textarea", "summary"})
 HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
@@ -148,7 +155,11 @@ def _digest(r: Rendering) -> _Page:
         sel = small[codes == mode]
         bg = sel.mean(axis=0) if len(sel) else np.array([255, 255, 255])
         p.page_bg = (int(bg[0]), int(bg[1]), int(bg[2]))
-        p.bg_mask = np.abs(small - bg[None, None, :]).max(axis=2) <= 18
+        # Background: the page colour, or a tint of it no one tells apart (its lightness within a
+        # 1.1 contrast ratio and no channel far off: pale yellow on white is not drawing).
+        near = np.abs(small - bg[None, None, :]).max(axis=2)
+        faint = (near <= FAINT_CHANNEL) & (contrast_ratio(luminance(small), float(luminance(bg))) < FAINT_CONTRAST)
+        p.bg_mask = (near <= 18) | faint
     _read_canvases(p)
     return p
 
