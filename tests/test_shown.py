@@ -74,6 +74,20 @@ HIDDEN = {
     "transparent, over other text": '<div style="position:relative"><p>Lorem ipsum dolor sit amet consectetur</p>'
                                     f'<p style="position:absolute;top:0;left:0;margin:0;-webkit-text-fill-color:transparent">{WORDS}</p></div>',
     "a list box option not displayed": f'<select size="3"><option>Rye</option><option style="display:none">{WORDS}</option></select>',
+    # The page answers our taking-away: a loop of its own (not on the frozen clock) watches the
+    # masked copy and paints its box when the copy's glyphs go; and a style sheet that shows the
+    # copy only while scripting is off. The page is frozen while we measure: neither runs.
+    "a page that answers the taking-away": '<div style="position:relative"><p id="w" style="-webkit-mask-image:'
+                                           f'linear-gradient(transparent,transparent)">{WORDS}</p><div id="o" style="'
+                                           'position:absolute;inset:0"></div></div><script>const ch = new MessageChannel();'
+                                           'ch.port1.onmessage = () => { const f = getComputedStyle(document.getElementById("w"))'
+                                           '.webkitTextFillColor; document.getElementById("o").style.background = '
+                                           'f === "rgba(0, 0, 0, 0)" ? "#000" : ""; ch.port2.postMessage(0); };'
+                                           'ch.port2.postMessage(0);</script>',
+    "painted over while scripting is off": '<style>@media (scripting: none) { #o { background: #000 } }</style>'
+                                           '<div style="position:relative"><p style="-webkit-mask-image:linear-gradient('
+                                           f'transparent,transparent)">{WORDS}</p><div id="o" style="position:absolute;'
+                                           'inset:0"></div></div>',
     "in a shadow root, under a cover": '<div id="h"></div><script>const r = document.getElementById("h").attachShadow('
                                        '{mode: "closed"}); r.innerHTML = `<div style="position:relative"><p>' + WORDS
                                        + '</p><div style="position:absolute;inset:0;background:#fff;pointer-events:none">'

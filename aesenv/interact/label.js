@@ -93,12 +93,18 @@
     }
     return false;
   };
+  // Covered: what a click at its centre would hit is something else that a person sees over it
+  // (it, or what holds it short of holding the control too, paints or shows text). A cover that
+  // paints nothing hides nothing: the control is a target, and a click on it meets the cover.
+  const shows = (x) => seen.element(x).shown && (seen.paints(x) !== "" || seen.textIn(x, 20) !== "");
   const covered = (el, r) => {
     const x = r.left + r.width / 2, y = r.top + r.height / 2;
     if (x < 0 || y < 0 || x >= vw || y >= vh) return false;  // off-screen: checked after scrolling
     const top = N.elementFromPoint(doc, x, y);
-    return !!top && top !== el && !N.contains(el, top) && !N.contains(top, el)
-      && !(tagOf(el) === "label" && top === N.prop(el, "control"));
+    if (!top || top === el || N.contains(el, top) || N.contains(top, el)
+        || (tagOf(el) === "label" && top === N.prop(el, "control"))) return false;
+    for (let node = top; node && !N.contains(node, el); node = N.parent(node)) if (shows(node)) return true;
+    return false;
   };
   const submitFor = (field) => {
     const form = N.prop(field, "form");

@@ -259,11 +259,11 @@
       return rect;
     };
 
-    // An element: its box, the part of it that can be seen, its effective opacity.
     // Whether the browser renders `el` (a box of its own, or `display: contents` standing for its
     // children, as a slot does), outside any subtree it skips.
     const renders = (el) => css(el)("display") === "contents"
       || N.checkVisibility(el, { contentVisibilityAuto: false }) !== false;
+    // An element: its box, the part of it that can be seen, its effective opacity.
     const element = (el) => {
       const box = pageBox(el);
       const s = css(el);

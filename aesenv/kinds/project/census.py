@@ -1,7 +1,7 @@
 """f_det and the potential ledger's matching: a DOM census of the served app, a pixel comparison
 of the whole page with the reference's long screenshot, and the source-authoring score of a reproduction without requirements.
 
-The census is the rendering's visible text (shown, confirmed in the screenshot) and what one call
+The census is the rendering's visible text (what the counterfactual found shown) and what one call
 in our world reads from the live page: the shown matches of each requirement's selector, and its
 shown in-page links (`href="#x"`) with whether each target exists.
 A requirement scores the mean of the checks it sets (`ProjectRequirement`); f_det = Σ wᵢ·scoreᵢ.

@@ -36,8 +36,7 @@ def normalize_text(text: str) -> str:
 
 def check_text(required: list[TextExact], rendering: Rendering) -> Check:
     """Every required string appears verbatim in the page's shown text (`aesenv.render.shown`:
-    laid out in the captured area, legible, not hidden, clipped, transparent or covered, and
-    confirmed by ink in the screenshot)."""
+    the characters whose pixels change when they are taken away, legibly)."""
     visible = normalize_text(rendering.metrics.visible_text)
     found = [r.text for r in required if normalize_text(r.text) in visible]
     missing = [r.text for r in required if normalize_text(r.text) not in visible]
