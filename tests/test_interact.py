@@ -23,7 +23,10 @@ LABELING_PAGE = """<!doctype html><html><body>
 <form><input id="q" placeholder="Search"><button id="send">Send</button></form>
 <a id="away" href="https://example.com/">elsewhere</a>
 <canvas id="game" width="300" height="150"></canvas>
+<canvas id="blank" width="300" height="150"></canvas>
 <script>
+const ink = document.getElementById('game').getContext('2d');
+ink.fillStyle = '#234'; ink.fillRect(20, 20, 260, 110); ink.fillStyle = '#fff'; ink.fillText('Press a key to start', 90, 80);
 document.getElementById('plain-listener').addEventListener('click', () => {});
 window.addEventListener('keydown', () => {});
 </script></body></html>"""
@@ -39,6 +42,7 @@ async def test_labeling_finds_listener_only_controls_canvas_and_form_pairs(rende
     assert by_path["#plain-listener"].kind is MarkKind.LISTENER and by_path["#plain-listener"].listeners == ["click"]
     assert "#decor" not in by_path
     assert by_path["#game"].kind is MarkKind.CANVAS
+    assert "#blank" not in by_path  # a canvas that draws nothing shows no one a place to click
     assert by_path["#q"].kind is MarkKind.FIELD and by_path["#q"].submit == by_path["#send"].index
     assert by_path["#away"].kind is MarkKind.LINK and by_path["#away"].href == "https://example.com/"
     assert labeling.key_listeners == ["keydown"]

@@ -309,3 +309,27 @@ def test_painted_keeps_what_paints_or_holds_shown_text_and_its_ancestors():
     assert [e.tag for e in kept] == ["body", "section", "div", "canvas", "p"]
     assert [e.parent for e in kept] == [-1, 0, 1, 0, 0]
     assert nearest[2] == 0 and nearest[4] == 2  # the link's runs would go to body; the div is kept
+
+
+CHANGING = page(
+    '<button id="fav" onclick="this.firstChild.data = \'Remove from favourites\'">Add to favourites</button>'
+    '<div id="results" style="min-height:40px;background:url(data:image/gif;base64,R0lGODlhAQABAAAAACw=)"></div>'
+    f'<p id="masked" style="-webkit-mask-image:linear-gradient(transparent,transparent)">{WORDS}</p>'
+    '<script>function fill() { document.getElementById("results").textContent = "3 recipes found"; }</script>')
+READ = """() => { const N = globalThis.__aesenv__, seen = N.seen({}), doc = N.document;
+  const el = (id) => N.all(doc, '#' + id)[0];
+  return [seen.textIn(el('fav'), 200), seen.element(el('results')).shown, seen.textIn(el('results'), 200),
+          seen.textIn(el('masked'), 200)]; }"""
+
+
+async def test_a_verdict_holds_only_for_what_it_measured(renderer):
+    """The counterfactual's verdicts are kept for later reads (labels, census, acceptance), but a
+    button relabelled by a click or an empty box filled later is not what was measured: it is read
+    again, while copy under a mask that the click left alone stays unshown."""
+    async with renderer.session(CHANGING) as (rendering, live):
+        assert WORDS not in rendering.metrics.visible_text and "Add to favourites" in rendering.metrics.visible_text
+        before = await live.evaluate(READ)
+        await live.evaluate_in_page("() => { document.getElementById('fav').click(); fill(); }")
+        after = await live.evaluate(READ)
+    assert before == ["Add to favourites", False, "", ""]
+    assert after == ["Remove from favourites", True, "3 recipes found", ""]

@@ -237,8 +237,8 @@
 
   // The verdicts, kept for every later read in this document (`seen` honours them).
   const record = ({ text, elements }) => {
-    for (const [node, stretches] of text) if (store.nodes[node]) store.text.set(store.nodes[node], stretches);
-    for (const [id, shown] of elements) { const item = store.items[id]; if (item) store.elements.set(item.el, !!shown); }
+    for (const [node, stretches] of text) if (store.nodes[node]) store.keepText(store.nodes[node], stretches);
+    for (const [id, shown] of elements) { const item = store.items[id]; if (item) store.keepElement(item.el, !!shown); }
     return true;
   };
 

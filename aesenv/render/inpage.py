@@ -45,6 +45,19 @@ _INSTALL = f"""function () {{
   if (!globalThis.{KEY}) {{
     const store = {{ closed: new WeakMap(), text: new WeakMap(), elements: new WeakMap(), items: [], nodes: [] }};
     const N = {{ ...({NATIVES_JS})(globalThis), store }};
+    // A verdict holds for what it was measured on: a text node's verdict while its text is the same,
+    // an element's while its box and the length of its text are (a button relabelled by a click, a
+    // box filled with results later is measured again, or read by the first filter alone).
+    const keyOf = (el) => {{
+      const r = N.box(el), round = N.math.round;
+      const v = N.style(el)("position") === "fixed" ? {{ scrollX: 0, scrollY: 0 }} : N.viewport();
+      return [round(r.left + v.scrollX), round(r.top + v.scrollY), round(r.width), round(r.height),
+              (N.text(el) || "").length].join(",");
+    }};
+    store.keepText = (node, stretches) => store.text.set(node, {{ data: N.text(node) || "", stretches }});
+    store.keepElement = (el, shown) => store.elements.set(el, {{ key: keyOf(el), shown }});
+    store.textVerdict = (node) => {{ const v = store.text.get(node); return v && v.data === (N.text(node) || "") ? v.stretches : undefined; }};
+    store.elementVerdict = (el) => {{ const v = store.elements.get(el); return v && v.key === keyOf(el) ? v.shown : undefined; }};
     const seen = ({SEEN_JS})({{ ...N }});
     Object.defineProperty(globalThis, {KEY!r}, {{ value: Object.freeze({{ ...N, seen, cf: ({COUNTERFACTUAL_JS})(N, seen) }}) }});
   }}

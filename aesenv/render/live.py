@@ -57,7 +57,8 @@ async def stop_scripts(cdp: Any) -> None:
         await asyncio.wait_for(cdp.send("Runtime.terminateExecution"), 2)
 
 
-# The elements selectors match that pass the first filter and have no verdict yet, registered for
+# The elements selectors match that pass the first filter and have no verdict yet (or one measured on
+# another state of them), registered for
 # the counterfactual: [[item, [x, y, w, h]], ...] (an invalid selector matches nothing).
 _MATCHES = in_page("""(N, [selectors, limit]) => {
   const seen = N.seen({}), out = [], taken = new N.Set();
@@ -66,7 +67,7 @@ _MATCHES = in_page("""(N, [selectors, limit]) => {
     try { matches = seen.deepAll(selector); } catch (e) { continue; }
     let n = 0;
     for (const el of matches) {
-      if (n >= limit || taken.has(el) || N.store.elements.has(el)) continue;
+      if (n >= limit || taken.has(el) || N.store.elementVerdict(el) !== undefined) continue;
       const shown = seen.element(el);
       if (!shown.shown) continue;
       const b = shown.seen;

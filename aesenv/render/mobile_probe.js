@@ -14,7 +14,7 @@
     // own text a person sees: where the counterfactual measured it at the judging width, only
     // what it found shown (hidden copy would dilute the share of tiny or overflowing text)
     const hasText = N.childNodes(el).some((c) => N.nodeType(c) === 3 && N.text(c).trim()
-      && (!measured || (N.store.text.has(c) && N.store.text.get(c).length > 0)));
+      && (!measured || (N.store.textVerdict(c) || []).length > 0));
     if (hasText) { textEls++; if (N.parseFloat(css("font-size")) < 11) tiny++; }
   }
   return { width: vw, doc_width: docWidth, overflowing_elements: overflowing, text_elements: textEls, tiny_text_elements: tiny };

@@ -271,7 +271,7 @@
       const o = opacity(el);
       const shown = s("visibility") === "visible" && s("display") !== "none" && o.o >= LIMITS.opacity
         && box.x1 - box.x0 >= 1 && box.y1 - box.y0 >= 1 && areaOf(seen) >= 1 && renders(el)
-        && store.elements.get(el) !== false;
+        && store.elementVerdict(el) !== false;
       return { box, seen, opacity: o.o, shown };
     };
 
@@ -485,7 +485,7 @@
     // The characters of a text node that count, by the counterfactual's verdict where it has one
     // (`store.text`: the shown [start, end) stretches), otherwise by this filter's segments.
     const counted = (raw, node, segments) => {
-      const verdict = store.text.get(node);
+      const verdict = store.textVerdict(node);
       const stretches = verdict !== undefined ? verdict : segments.map((g) => [g.start, g.end]);
       return stretches.map(([a, b]) => raw.slice(a, b)).join(" ");
     };

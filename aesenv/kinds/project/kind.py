@@ -16,6 +16,8 @@ as a ledger by the env); a reproduction without requirements uses the source-aut
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 from collections.abc import AsyncIterator
 
 from aesenv.artifact import Artifact
@@ -125,6 +127,16 @@ class ProjectKind(Kind):
             return {r.id: 0.0 for r in spec.requirements if r.keywords or r.links_resolve}
         scores = {r.id: requirement_score(r, census, with_counts=False) for r in spec.requirements}
         return {k: v for k, v in scores.items() if v is not None}
+
+    def sight(self, evidence: ProjectEvidence) -> str:
+        """The pixels, and where the shown in-page links lead: a link that starts to reach its section
+        changes what a person sees on clicking it, not the capture. A reproduction without
+        requirements has no sight: its Φ (the paper's) scores the sources, not the look."""
+        spec, census = evidence.task.project, evidence.census
+        if spec is None or not spec.requirements:
+            return ""
+        links = [census.links, census.broken_count, sorted(census.broken)] if census is not None else None
+        return hashlib.sha256(f"{super().sight(evidence)}|{json.dumps(links)}".encode()).hexdigest()
 
     async def potential(self, evidence: ProjectEvidence) -> float:
         spec = evidence.task.project

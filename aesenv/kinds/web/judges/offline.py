@@ -54,13 +54,13 @@ _RGB = re.compile(r"rgba?\(\s*([\d.]+)[,\s]+([\d.]+)[,\s]+([\d.]+)(?:\s*[,/]\s*(
 INLINE_TAGS = frozenset("a span b strong em i u s small code kbd abbr sup sub mark cite time output label "
                         "q var samp del ins bdi".split())
 SVG_TEXT_TAGS = frozenset({"text", "tspan", "textpath"})
-# A pixel within this WCAG contrast ratio of the page colour and this far on every channel is a
-# tint no one tells from the page (pale yellow on white: 1.03, 31/255), not drawing. Our choice,
-# not a standard's: 1.1 is the ratio of #f5f5f5 to white, the faintest surface tint pages use,
-# which the channel rule already counts as background; the channel bound keeps hue contrasts
-# (red on a grey of the same lightness) drawn.
+# Fine detail in a faint tint is not drawing (`_digest`'s background). Ours, not a standard's: 1.1
+# is the ratio of #f5f5f5 to white, the faintest tint pages use for a surface; the channel bound
+# keeps hue contrasts (red on a grey of its lightness) drawn; a block whose channels range over
+# more than 8/255 holds detail rather than an even surface.
 FAINT_CONTRAST = 1.1
 FAINT_CHANNEL = 48
+FINE_DETAIL = 8
 SVG_SHAPES = frozenset({"rect", "path", "circle", "line", "polyline", "polygon", "ellipse"})
 CONTROL_TAGS = frozenset({"button", "input", "select", "textarea", "summary"})
 HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
@@ -155,13 +155,27 @@ def _digest(r: Rendering) -> _Page:
         sel = small[codes == mode]
         bg = sel.mean(axis=0) if len(sel) else np.array([255, 255, 255])
         p.page_bg = (int(bg[0]), int(bg[1]), int(bg[2]))
-        # Background: the page colour, or a tint of it no one tells apart (its lightness within a
-        # 1.1 contrast ratio and no channel far off: pale yellow on white is not drawing).
-        near = np.abs(small - bg[None, None, :]).max(axis=2)
-        faint = (near <= FAINT_CHANNEL) & (contrast_ratio(luminance(small), float(luminance(bg))) < FAINT_CONTRAST)
-        p.bg_mask = (near <= 18) | faint
+        # Background: what a person sees at a glance as the page's colour. Each 4x4 block is seen
+        # as its mean colour; a block of fine detail in a faint tint (its mean within a 1.1
+        # contrast ratio of the page colour) blends in too: contrast sensitivity falls for fine
+        # detail, so pale yellow copy on white is not drawing, while a faint surface (a card, a
+        # dark board on a dark page) of even colour still is.
+        mean, spread = _blocks(img, 4)
+        near = np.abs(mean - bg[None, None, :]).max(axis=2)
+        faint = contrast_ratio(luminance(mean), float(luminance(bg))) < FAINT_CONTRAST
+        p.bg_mask = (near <= 18) | (faint & (near <= FAINT_CHANNEL) & (spread > FINE_DETAIL))
     _read_canvases(p)
     return p
+
+
+def _blocks(img: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each k x k block's mean colour and its spread (the largest channel range within it), edges
+    repeated to fill the last blocks: the shape of `img[::k, ::k]`."""
+    h, w = img.shape[:2]
+    px = np.pad(img[..., :3].astype(np.float64), ((0, -h % k), (0, -w % k), (0, 0)), mode="edge")
+    cells = px.reshape(px.shape[0] // k, k, px.shape[1] // k, k, 3)
+    spread = (cells.max(axis=(1, 3)) - cells.min(axis=(1, 3))).max(axis=2)
+    return cells.mean(axis=(1, 3)), spread
 
 
 def _read_canvases(p: _Page) -> None:
