@@ -229,7 +229,7 @@ def _blend_canvas(metric: dict[str, Any], p: _Page) -> dict[str, Any]:
 # What the offline judge's agreement with designers was measured to be (the README's "Judges"
 # section gives the commands); quoted whenever a run trains or benchmarks on it.
 OFFLINE_FIDELITY = ("on aesenv's own fidelity benchmark (`aesenv bench fidelity`: 83 pages we wrote, 132 "
-                    "designer preferences) it orders 94.7% of pairwise preferences right (version 1: 92.4%), "
+                    "designer preferences) it orders 95.5% of pairwise preferences right (version 1: 92.4%), "
                     "but that corpus is easier than real output: on held-out real model output version 1's "
                     "within-prompt rank correlation with human ratings was 0.06-0.28")
 
