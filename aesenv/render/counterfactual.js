@@ -145,9 +145,22 @@
     };
     const transparent = "rgba(0, 0, 0, 0)";
     const hiding = new N.Set(ids.map((id) => store.items[id]).filter((item) => item && item.kind === "text").map((item) => item.el));
+    // Every style is read before the first attribute is written: a read after a write makes the
+    // browser compute the page's styles again, once per item.
+    const reads = [];
     for (const id of ids) {
       const item = store.items[id];
       if (!item || !N.isConnected(item.el)) { unmeasurable.push(id); continue; }
+      if (item.kind !== "text") { reads.push({ id, item }); continue; }
+      const el = item.el, svg = N.isSvg(el);
+      // (a child whose own text goes in this group too keeps its own rule; a select's options are
+      // its text, so they go with it)
+      const children = N.tag(el) === "SELECT" ? []
+        : elementChildren(el).filter((c) => !hiding.has(c)).map((c) => [c, N.style(c), N.isSvg(c)]);
+      const kept = children.map(([c, st, isSvg]) => [c, (isSvg ? SVG_TEXT_PROPS : TEXT_PROPS).map((q) => [q, st(q)])]);
+      reads.push({ id, item, svg, kept, painter: clippedBackground(el) });
+    }
+    for (const { id, item, svg, kept, painter } of reads) {
       const el = item.el;
       const tag = `i${id}`;
       if (item.kind === "element" && item.how === "pseudo") {
@@ -173,12 +186,6 @@
         continue;
       }
       // text: the element's own glyphs
-      const svg = N.isSvg(el);
-      // (a child whose own text goes in this group too keeps its own rule; a select's options are
-      // its text, so they go with it)
-      const children = N.tag(el) === "SELECT" ? []
-        : elementChildren(el).filter((c) => !hiding.has(c)).map((c) => [c, N.style(c), N.isSvg(c)]);
-      const kept = children.map(([c, s, isSvg]) => [c, (isSvg ? SVG_TEXT_PROPS : TEXT_PROPS).map((p) => [p, s(p)])]);
       mark(el, tag);
       const body = svg
         ? "fill: transparent !important; stroke: transparent !important; text-shadow: none !important; transition: none !important;"
@@ -190,7 +197,6 @@
         rules.get(root).push(`${sel(tag)}${pseudo} { ${body} }`);
       }
       expect.push([id, el, svg ? "fill" : "-webkit-text-fill-color", transparent]);
-      const painter = clippedBackground(el);
       if (painter) {
         const ptag = `b${id}`;
         mark(painter, ptag);
@@ -199,8 +205,8 @@
       kept.forEach(([c, values], k) => {
         const ctag = `r${id}_${k}`;
         mark(c, ctag);
-        add(c, ctag, values.map(([p, v]) => `${p}: ${v} !important;`).join(" ") + " transition: none !important;");
-        for (const [p, v] of values) expect.push([id, c, p, v]);
+        add(c, ctag, values.map(([q, v]) => `${q}: ${v} !important;`).join(" ") + " transition: none !important;");
+        for (const [q, v] of values) expect.push([id, c, q, v]);
       });
     }
     const sheets = [];
