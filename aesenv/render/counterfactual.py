@@ -483,11 +483,16 @@ class Ink:
 
     @property
     def shown(self) -> bool:
-        return len(self.colours) >= min(MIN_ELEMENT_PIXELS, max(MIN_INK_PIXELS, MIN_ELEMENT_SHARE * self.area))
+        return len(self.colours) >= Ink.needed(self.area)
 
     @property
     def share(self) -> float:
         return len(self.colours) / self.area if self.area else 0.0
+
+    @staticmethod
+    def needed(area: int) -> float:
+        """Pixels of ink that make a box of `area` pixels shown."""
+        return min(MIN_ELEMENT_PIXELS, max(MIN_INK_PIXELS, MIN_ELEMENT_SHARE * area))
 
 
 UNLIKE = 24  # a channel difference from the surroundings' dominant colour that a person tells apart
@@ -498,27 +503,62 @@ def _dominant(colours: np.ndarray) -> np.ndarray:
     return colours[codes == np.bincount(codes, minlength=4096).argmax()].mean(axis=0)
 
 
+def _surroundings(taken: Taken, region: tuple[slice, slice]) -> np.ndarray | None:
+    """The dominant colour (whole channel values) of the ring of pixels around a region."""
+    rows, cols = region
+    before = taken.before
+    ring = [before[max(0, rows.start - RING):rows.start, cols], before[rows.stop:rows.stop + RING, cols],
+            before[rows, max(0, cols.start - RING):cols.start], before[rows, cols.stop:cols.stop + RING]]
+    around = [r.reshape(-1, 3) for r in ring if r.size]
+    return _dominant(np.concatenate(around)).astype(np.int16) if around else None
+
+
+def _unlike(colours: np.ndarray, dominant: np.ndarray) -> np.ndarray:
+    """Which colours (n, 3 uint8) differ from `dominant` by more than UNLIKE in some channel
+    (compared in 8 bits against the bounds: no widened copy of a large box's pixels)."""
+    out = np.zeros(len(colours), dtype=bool)
+    for c in range(3):
+        low, high = int(dominant[c]) - UNLIKE, int(dominant[c]) + UNLIKE
+        channel = colours[:, c]
+        if high < 255:
+            out |= channel > high
+        if low > 0:
+            out |= channel < low
+    return out
+
+
 def ink_of(taken: Taken, rect: tuple[float, float, float, float]) -> Ink:
     region = _region(taken, rect)
     if region is None:
         return Ink(np.zeros((0, 3), np.uint8), 0)
     mask = taken.mask[region]
     colours = taken.before[region][mask]
-    rows, cols = region
-    h, w = taken.before.shape[:2]
-    ring = [taken.before[max(0, rows.start - RING):rows.start, cols], taken.before[rows.stop:rows.stop + RING, cols],
-            taken.before[rows, max(0, cols.start - RING):cols.start], taken.before[rows, cols.stop:cols.stop + RING]]
-    around = [r.reshape(-1, 3) for r in ring if r.size]
-    if around and len(colours):
-        dominant = _dominant(np.concatenate(around)).astype(np.int16)
-        colours = colours[(np.abs(colours.astype(np.int16) - dominant) > UNLIKE).any(axis=1)]
+    dominant = _surroundings(taken, region) if len(colours) else None
+    if dominant is not None:
+        colours = colours[_unlike(colours, dominant)]
     return Ink(colours, int(mask.size))
 
 
 def judge_element(taken: Taken, rect: tuple[float, float, float, float]) -> bool:
     """Whether an element (a picture, a box) shows: its box's pixels changed without it, into
-    colours unlike what surrounds it."""
-    return ink_of(taken, rect).shown
+    colours unlike what surrounds it (`ink_of(...).shown`, counted only as far as the verdict
+    needs: a large picture's first few thousand changed pixels usually settle it)."""
+    region = _region(taken, rect)
+    if region is None:
+        return False
+    mask = taken.mask[region]
+    need = Ink.needed(int(mask.size))
+    if np.count_nonzero(mask) < need:
+        return False
+    dominant = _surroundings(taken, region)
+    if dominant is None:
+        return True
+    rows, cols = np.nonzero(mask)
+    pixels = taken.before[region]
+    for limit in (4096, len(rows)):
+        if np.count_nonzero(_unlike(pixels[rows[:limit], cols[:limit]], dominant)) >= need:
+            return True
+    return False
 
 
 async def char_boxes(world: World, requests: Sequence[tuple[int, int, int]]) -> list[list[Any]]:
