@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from aesenv.render.models import DomElement
-from aesenv.render.counterfactual import Item, Taken, apca, judge_element, judge_text, needs_chars, plan
+from aesenv.render.counterfactual import Item, Taken, apart, apca, judge_element, judge_text, needs_chars, plan
 from aesenv.render.shown import Run, assemble, painted, parse_runs
 
 WORDS = "Sourdough loaf six dollars"
@@ -280,6 +280,17 @@ def test_items_that_may_share_pixels_are_never_taken_away_together():
     together = {frozenset(i.id for i in g) for g in groups}
     assert not any({0, 1} <= g or {0, 4} <= g for g in together)
     assert frozenset({3}) in together and any({0, 2} <= g for g in together)
+
+
+def test_a_box_clear_of_all_content_is_measured_with_it_and_one_over_content_waits():
+    """`apart` picks the boxes that may share no pixel with any text or picture (a shadow counts):
+    only those are taken away in the content's captures."""
+    text = Item(0, "text", [(0, 0, 100, 20)])
+    card = Item(1, "box", [(-10, -10, 120, 40)])         # behind the text
+    divider = Item(2, "box", [(0, 60, 100, 62)])         # clear of it
+    shadowed = Item(3, "box", [(0, 30, 100, 50)], margin=12)  # its shadow reaches the text
+    assert [i.id for i in apart([card, divider, shadowed], [text])] == [2]
+    assert apart([divider], []) == [divider]
 
 
 def test_runs_are_assembled_in_document_order():

@@ -127,30 +127,52 @@ def _overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float
     return a[0] < b[2] - TOUCH and b[0] < a[2] - TOUCH and a[1] < b[3] - TOUCH and b[1] < a[3] - TOUCH
 
 
-def plan(items: Sequence[Item], cell: int = 64) -> list[list[Item]]:
+class _Grid:
+    """Boxes (x0, y0, x1, y1) filed by the cells they cover, to ask which new boxes touch them."""
+
+    def __init__(self, cell: int = 64) -> None:
+        self.cell, self.cells = cell, {}
+
+    def _cells(self, boxes: Sequence[tuple[float, float, float, float]]) -> set[tuple[int, int]]:
+        c = self.cell
+        return {(cx, cy) for x0, y0, x1, y1 in boxes
+                for cx in range(int(x0 // c), int(x1 // c) + 1) for cy in range(int(y0 // c), int(y1 // c) + 1)}
+
+    def touches(self, boxes: Sequence[tuple[float, float, float, float]]) -> bool:
+        return any(_overlaps(r, other) for c in self._cells(boxes) for other in self.cells.get(c, ()) for r in boxes)
+
+    def add(self, boxes: Sequence[tuple[float, float, float, float]]) -> None:
+        for c in self._cells(boxes):
+            self.cells.setdefault(c, []).extend(boxes)
+
+
+def plan(items: Sequence[Item]) -> list[list[Item]]:
     """Groups of items no two of which may share pixels (their reaches do not overlap), fewest
     first-fit in reading order; an item whose paint may land anywhere is a group of its own."""
-    groups: list[list[Item]] = []
-    grids: list[dict[tuple[int, int], list[tuple[float, float, float, float]]]] = []
+    groups: list[tuple[list[Item], _Grid]] = []
     singles: list[list[Item]] = []
     for item in sorted(items, key=lambda i: (min((r[1] for r in i.rects), default=0), min((r[0] for r in i.rects), default=0))):
         if item.wide:
             singles.append([item])
             continue
         reach = item.reach
-        cells = {(cx, cy) for x0, y0, x1, y1 in reach
-                 for cx in range(int(x0 // cell), int(x1 // cell) + 1) for cy in range(int(y0 // cell), int(y1 // cell) + 1)}
-        for group, grid in zip(groups, grids):
-            if not any(_overlaps(r, other) for c in cells for other in grid.get(c, ()) for r in reach):
+        for group, grid in groups:
+            if not grid.touches(reach):
                 break
         else:
-            group, grid = [], {}
-            groups.append(group)
-            grids.append(grid)
+            group, grid = [], _Grid()
+            groups.append((group, grid))
         group.append(item)
-        for c in cells:
-            grid.setdefault(c, []).extend(reach)
-    return groups + singles
+        grid.add(reach)
+    return [group for group, _ in groups] + singles
+
+
+def apart(candidates: Sequence[Item], items: Sequence[Item]) -> list[Item]:
+    """The candidates whose paint can share no pixel with any of `items`' (nor land anywhere)."""
+    grid = _Grid()
+    for item in items:
+        grid.add(item.reach)
+    return [c for c in candidates if not c.wide and not grid.touches(c.reach)]
 
 
 @contextlib.asynccontextmanager
@@ -655,6 +677,10 @@ async def _measure_frozen(cdp: Any, world: World, runs: Sequence[Any], items_met
              for p in paintings}
     first = [p for p in paintings if kinds[p.item] != "box"]
     items = _items(runs, items_meta, [(p.item, p.box) for p in first])
+    # A box no text or picture can share pixels with is taken away in the same captures (its
+    # verdict is the same whether or not it turns out to hold shown content: see below).
+    early = apart(_items([], items_meta, [(p.item, p.box) for p in paintings if kinds[p.item] == "box"]), items)
+    items += early
     outcome = await take_away(cdp, world, items, size, base=base, scale=scale, freeze=False) if items else Outcome()
     verdicts.notes.extend(dict.fromkeys(outcome.notes))
     partial = [(i, run) for i, run in enumerate(runs)
@@ -696,6 +722,13 @@ async def _measure_frozen(cdp: Any, world: World, runs: Sequence[Any], items_met
     for p in paintings:
         if kinds[p.item] == "box" and p not in lone:
             verdicts.pictures[p.item] = True
+    measured = {i.id for i in early}
+    for p in lone:
+        if p.item in measured:
+            taken = outcome.taken.get(p.item)
+            x, y, w, h = p.box
+            verdicts.pictures[p.item] = taken is not None and judge_element(taken, (x, y, x + w, y + h))
+    lone = [p for p in lone if p.item not in measured]
     if lone:
         items = _items([], items_meta, [(p.item, p.box) for p in lone])
         second = await take_away(cdp, world, items, size, base=base, scale=scale, max_captures=MAX_CAPTURES // 2, freeze=False)
