@@ -299,8 +299,8 @@ async def take_away(cdp: Any, world: World, items: Sequence[Item], size: tuple[i
                     else:
                         befores.append(await capture(cdp, clip))
                         out.captures += 1
+                hidden = True  # (before the call: one cut off midway has hidden some)
                 answer = await world.ask(_HIDE, {"ids": [i.id for i in group], "nonce": secrets.token_hex(6)})
-                hidden = True
                 afters = []
                 for clip, _ in bands:
                     afters.append(await capture(cdp, clip))
