@@ -15,7 +15,10 @@
 // `hidden=until-found` or a closed `<details>`), and its effective opacity is not negligible.
 // Text passes when, besides, its lines are tall enough to read, its ink is distinguishable from
 // what is behind it and, in the first screen, nothing opaque covers it; the characters a clip
-// cuts off are dropped one by one. `<title>`, `<noscript>` and templates never lay out.
+// cuts off are dropped one by one. The last two only the pixels can settle (the colour behind may
+// not be the one the styles say, a cover may paint nothing): with `pixels` set (the snapshot,
+// which the counterfactual measure follows) they are left to the pixels, so content a filter
+// would drop by them is measured, and faulty content cannot leave the record by them. `<title>`, `<noscript>` and templates never lay out.
 //
 // Walks follow the flat tree, the tree that renders: into shadow roots (open ones through the
 // DOM, closed ones through the protocol, see `N.store.closed`), through slots to what is slotted.
@@ -376,7 +379,7 @@
       }
       const fontPx = num(s("font-size")) || 16;
       if (o.blur > 0.5 * fontPx) return { shown: false, why: "blurred" };
-      if (!paint.clipped && paint.colour) {
+      if (!opts.pixels && !paint.clipped && paint.colour) {
         const behind = background(el);
         const bg = behind === "image" ? null : rgba(behind);
         const fg = bg && blend(paint.colour, paint.alpha * o.o, bg);
@@ -388,7 +391,7 @@
       // Covered: in the first screen the browser can say what is on top at the text's centre
       // (text that ignores the pointer cannot be hit, so only its pixels can say).
       const cx = (biggest.x0 + biggest.x1) / 2 - view.scrollX, cy = (biggest.y0 + biggest.y1) / 2 - view.scrollY;
-      if (cx >= 0 && cy >= 0 && cx < view.width && cy < view.height && s("pointer-events") !== "none") {
+      if (!opts.pixels && cx >= 0 && cy >= 0 && cx < view.width && cy < view.height && s("pointer-events") !== "none") {
         const top = N.elementFromPoint(doc, cx, cy);
         if (top && top !== el && !N.contains(el, top) && !N.contains(top, el) && paintsOpaque(top)
             && !inThreeD(top) && !inThreeD(el)) {

@@ -9,7 +9,7 @@
   const INTERACTIVE = new N.Set(["A", "BUTTON", "INPUT", "SELECT", "TEXTAREA", "SUMMARY", "LABEL", "OPTION"]);
   const maxNodes = opts.maxNodes;
   const doc = N.document, body = N.body(doc), root = N.root(doc), view = N.viewport();
-  const seen = N.seen({ maxHeight: opts.maxHeight }), cf = N.cf;
+  const seen = N.seen({ maxHeight: opts.maxHeight, pixels: true }), cf = N.cf;
   cf.reset();
   const num = N.parseFloat, int = (text) => N.parseInt(text, 10);
   const transparent = (c) => !c || c === "transparent" || /rgba\([^)]*,\s*0\)$/.test(c);
