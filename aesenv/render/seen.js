@@ -18,7 +18,8 @@
 // cuts off are dropped one by one. The last two only the pixels can settle (the colour behind may
 // not be the one the styles say, a cover may paint nothing): with `pixels` set (the snapshot,
 // which the counterfactual measure follows) they are left to the pixels, so content a filter
-// would drop by them is measured, and faulty content cannot leave the record by them. `<title>`, `<noscript>` and templates never lay out.
+// would drop by them is measured, and faulty content cannot leave the record by them.
+// `<title>`, `<noscript>` and templates never lay out.
 //
 // Walks follow the flat tree, the tree that renders: into shadow roots (open ones through the
 // DOM, closed ones through the protocol, see `N.store.closed`), through slots to what is slotted.
