@@ -710,9 +710,7 @@ async def _measure_frozen(cdp: Any, world: World, runs: Sequence[Any], items_met
             offsets = _utf16_offsets(run.text)
             recorded.setdefault(run.node, []).extend((run.start + offsets[a], run.start + offsets[b]) for a, b in verdict.stretches)
     for p in first:
-        taken = outcome.taken.get(p.item)
-        x, y, w, h = p.box
-        verdicts.pictures[p.item] = shown = taken is not None and judge_element(taken, (x, y, x + w, y + h))
+        verdicts.pictures[p.item] = shown = _shows(outcome, p)
         if shown and 0 <= p.element < len(holds):
             holds[p.element] = True
     for i in range(len(parents) - 1, -1, -1):  # parents come before children: fold upwards
@@ -725,23 +723,26 @@ async def _measure_frozen(cdp: Any, world: World, runs: Sequence[Any], items_met
     measured = {i.id for i in early}
     for p in lone:
         if p.item in measured:
-            taken = outcome.taken.get(p.item)
-            x, y, w, h = p.box
-            verdicts.pictures[p.item] = taken is not None and judge_element(taken, (x, y, x + w, y + h))
+            verdicts.pictures[p.item] = _shows(outcome, p)
     lone = [p for p in lone if p.item not in measured]
     if lone:
         items = _items([], items_meta, [(p.item, p.box) for p in lone])
         second = await take_away(cdp, world, items, size, base=base, scale=scale, max_captures=MAX_CAPTURES // 2, freeze=False)
         verdicts.notes.extend(n for n in dict.fromkeys(second.notes) if n not in verdicts.notes)
         for p in lone:
-            taken = second.taken.get(p.item)
-            x, y, w, h = p.box
-            verdicts.pictures[p.item] = taken is not None and judge_element(taken, (x, y, x + w, y + h))
+            verdicts.pictures[p.item] = _shows(second, p)
     if not_shown:
         verdicts.notes.append(f"{sum(not_shown.values())} of {len(runs)} text runs not shown by the counterfactual: "
                               + "; ".join(f"{n} {why}" for why, n in sorted(not_shown.items())))
     await record(world, sorted(recorded.items()), sorted(verdicts.pictures.items()))
     return verdicts
+
+
+def _shows(outcome: Outcome, painting: Painting) -> bool:
+    """Whether a painting taken away in `outcome` shows (unmeasured: it does not)."""
+    taken = outcome.taken.get(painting.item)
+    x, y, w, h = painting.box
+    return taken is not None and judge_element(taken, (x, y, x + w, y + h))
 
 
 def _box(value: Any) -> tuple[float, float, float, float] | None:
