@@ -479,6 +479,7 @@ class Actor:
         self.idle_errors: set[str] = set()  # page errors seen while the page was left alone
         self._styles_on = False  # the protocol's DOM and CSS domains (see `_frame_after`)
         self._timeline_held = False  # the document timeline held still (see `start`)
+        self._windows = 0  # pairs of windows compared so far (see `_left_alone`)
 
     async def _input(self, call: Awaitable[None]) -> None:
         """A mouse or keyboard call on the page, bounded like every call on it."""
@@ -597,6 +598,7 @@ class Actor:
         elapsed = sum(duration_ms(action) for action in actions)
 
         idle_start, before, state_before = await self._left_alone(actions[0], elapsed)
+        await self._same_luck()
         # The frame before is decoded and thumbnailed while the page acts (it is needed either way).
         prepared = asyncio.ensure_future(off_the_loop(lambda: before.jpeg_b64))
 
@@ -635,6 +637,7 @@ class Actor:
         await self._input(live.page.mouse.move(*point))
         await live.ask(_PRIME, list(point))
         idle_start, before, state_before = await self._left_alone(Action(kind="click"), SETTLE_MS)
+        await self._same_luck()
         errors_before = len(live.page_errors)
         async with live.settles_navigation():
             await self._input(live.page.mouse.click(*point))
@@ -659,18 +662,28 @@ class Actor:
             await live.ask(_OBSERVE, "idle")
             state = await live.ask(_OBSERVE, "act")
             return None, Frame(await live.screenshot()), state
+        self._windows += 1
         start = await live.ask(_OBSERVE, "idle")
         idle_start = Frame(await live.screenshot()) if start["moving"] else None
+        await self._same_luck()
         await self._idle(elapsed)
         state = await live.ask(_OBSERVE, "act")
         before = Frame(await live.screenshot())
         if idle_start is None and (state["idle"] or state["moving"]):
             await live.ask(_OBSERVE, "idle")
             idle_start = before
+            await self._same_luck()
             await self._idle(elapsed)
             state = await live.ask(_OBSERVE, "act")
             before = Frame(await live.screenshot())
         return idle_start, before, state
+
+    async def _same_luck(self) -> None:
+        """Start the page's random draws afresh, as at the start of this pair's other window: the
+        window left alone and the window acted in draw the same numbers (a game's spawns, a
+        shuffle), so what differs between them is the action, not the luck of the draw, and a
+        page cannot choose its luck by drawing some numbers first."""
+        await self.live.reseed(self._windows)
 
     async def _frame_after(self, state_after: dict) -> Frame:
         """The frame after an action. When the action took the focus look off the element primed

@@ -49,6 +49,8 @@ DRAWN = control("(N) => { N.finishDrawing(); return N.state.frames; }")
 # Holds the page's animation frames for `ms` of its time (see `_BROWSER_TIMERS` in the renderer):
 # its timers run meanwhile, and the frames it asks for run at the first frame after.
 HOLD_FRAMES = control("(N, ms) => { if (N.state.holdFrames) N.state.holdFrames(ms); return true; }")
+# Starts the page's random draws again from `luck` (the prelude's `state.reseed`).
+_RESEED = control("(N, luck) => { if (N.state.reseed) N.state.reseed(luck); return true; }")
 
 
 async def stop_scripts(cdp: Any) -> None:
@@ -253,6 +255,7 @@ class LivePage:
     freeze_time: bool = True
     drawing: bool = False  # it drew with WebGL when rendered (see `advance`)
     world: World | None = None  # our isolated world in it (made from `cdp` when not given)
+    seed: int = 0  # what the page's randomness was seeded with (see `reseed`)
 
     def __post_init__(self) -> None:
         if self.world is None:
@@ -366,6 +369,13 @@ class LivePage:
             await in_page_world(self.page, ask_page(self.page, HOLD_FRAMES, ms - FRAME_MS))
         await run_clock(self.page, ms, self.page_errors)
         await in_page_world(self.page, ask_page(self.page, DRAWN))
+
+    async def reseed(self, window: int) -> None:
+        """Start the page's random draws again, from a value fixed by the render's seed and
+        `window`: two windows given the same number draw the same numbers, however many the page
+        drew before (a page cannot pick its luck by drawing first)."""
+        luck = (self.seed * 0x9E3779B1 + (window + 1) * 0x85EBCA77) & 0xFFFFFFFF
+        await self.evaluate_in_page(_RESEED, luck)
 
     async def screenshot(self, fmt: str = "png", *, quality: int = 80, timeout_s: float = 10.0) -> bytes:
         """The current viewport (what a user sees), PNG or JPEG."""

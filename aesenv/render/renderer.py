@@ -221,6 +221,10 @@ _PAGE_PRELUDE = """(seed) => {
     return array;
   };
   if (self.crypto) Object.defineProperty(self.crypto, "getRandomValues", { value: fill });
+  // Our interaction agent starts the draws afresh before each window it compares (the page left
+  // alone, then acted on: `aesenv.interact.acting`), so both see the same draws whatever the page
+  // drew before. Fixed on the state, so the page cannot take it away.
+  Object.defineProperty(N.state, "reseed", { value: (s) => { state = s >>> 0; } });
   // Popups never open (a page that spawns fifty windows should not cost fifty pages); the
   // attempts are counted for the record.
   self.open = function open() { N.state.popups += 1; return null; };
@@ -458,7 +462,8 @@ class Renderer:
             try:
                 with self._watchdog:
                     yield Session(rendering, LivePage(prepared.page, prepared.cdp, prepared.trace,
-                                                      self.config.freeze_time, prepared.trace.drawing, prepared.world))
+                                                      self.config.freeze_time, prepared.trace.drawing, prepared.world,
+                                                      prepared.seed))
             finally:
                 self._track(self._close_context(prepared.ctx))
 
