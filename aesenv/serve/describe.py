@@ -1,7 +1,7 @@
 """What a served env says about itself, enough to write a client from: `/schema` (every message's
 JSON schema, reset's parameters, the action forms this env takes, its tools and budget, which
 calls hold a session and which do not, the error codes and whether each ends the episode),
-`/metadata` (OpenEnv's fields, a readme among them) and the `openenv.yaml` manifest.
+`/metadata` (OpenEnv's fields, a readme among them).
 
 Built from the wire models, the forms registry and the env's own core (`Hub.described`), so it
 cannot drift from what the server does.
@@ -141,11 +141,4 @@ def metadata(hub: Any, env_id: str) -> EnvironmentMetadata:
                                            "a hermetic browser and scored by aesenv's reward pipeline")
 
 
-def manifest(served: list[str]) -> dict[str, Any]:
-    """`openenv.yaml`: OpenEnv's environment manifest for `aesenv serve`."""
-    return {"spec_version": 1, "name": "aesenv", "type": "space", "runtime": "fastapi",
-            "app": "aesenv.serve.entry:main", "port": 8000,
-            "description": "RL environments and rewards for code aesthetics: " + ", ".join(served)}
-
-
-__all__ = ["CALLS", "ERRORS", "manifest", "metadata", "readme", "schema"]
+__all__ = ["CALLS", "ERRORS", "metadata", "readme", "schema"]
