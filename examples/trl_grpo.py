@@ -82,6 +82,7 @@ class ServedEpisode:
         line = {"env": self.url.rsplit("/", 1)[-1], "task_id": self.task_id, "reward": self.result["reward"],
                 "reward_name": observation["info"].get("reward_name"), "status": record.get("status"),
                 "normalized": record.get("normalized"), "end": observation["info"].get("end"),
+                "turns": observation["info"].get("turn"),
                 "error": observation["error"]}
         with self._lock, open(self.log, "a") as out:
             out.write(json.dumps(line) + "\n")
