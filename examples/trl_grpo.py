@@ -43,8 +43,9 @@ class ServedEpisode:
 
     def __init__(self) -> None:
         headers = {"Authorization": f"Bearer {os.environ['AESENV_SERVE_TOKEN']}"} if os.environ.get("AESENV_SERVE_TOKEN") else None
+        # entered by hand: the session lives as long as this env (TRL keeps its envs for the whole run)
         self._ws = connect(self.url.replace("http", "ws", 1) + "/ws", max_size=2**26, additional_headers=headers,
-                           open_timeout=60)
+                           open_timeout=60).__enter__()
         self.task_id: str | None = None
         self.result: dict[str, Any] | None = None  # the episode's last step, once it is over
 
@@ -203,7 +204,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                           reward_funcs=[] if refine else [served_reward],
                           train_dataset=dataset(env_class.url, args.tasks, refine))
     trainer.train()
-    summary = {"env": args.env, "global_step": trainer.state.global_step,
+    summary = {"env": args.env, "global_step": trainer.state.global_step, "tools": [t.__name__ for t in trainer.tools],
                "losses": [row["loss"] for row in trainer.state.log_history if "loss" in row],
                "rewards": [row["reward"] for row in trainer.state.log_history if "reward" in row]}
     print(json.dumps(summary), flush=True)

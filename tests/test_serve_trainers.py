@@ -3,9 +3,8 @@
 serve`, with a tiny local model; and verifiers' own `vf-eval` evaluates `aesenv_vf` against a
 local OpenAI-compatible server (`examples/verifiers_eval.sh`).
 
-The tiny model is first taught (a few dozen steps of supervised fitting, here) to answer with a
-page or a `write_file` call, so the rollouts carry real answers and real tool calls through TRL's
-tool loop to the server, not noise that never calls a tool."""
+For the single-turn env the tiny model is first taught (a few dozen steps of supervised fitting,
+here) to answer with a page, so the rollouts carry real answers to the server, not only noise."""
 
 from __future__ import annotations
 
@@ -24,8 +23,6 @@ from support.serve_server import ROOT, running_server  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
 PAGE_ANSWER = "```html\n<h1>Crumb &amp; Co bakery</h1><p>Fresh bread and pastries every morning.</p>\n```"
-WRITE_CALL = ('<tool_call>\n{"name": "write_file", "arguments": {"path": "index.html", "content": '
-              '"<h1>Crumb bakery</h1><p>Fresh bread every morning.</p>"}}\n</tool_call>')
 
 
 def taught_model(path: Path, prompts: list[list[dict]], tools: list | None, target: str, steps: int = 60) -> Path:
@@ -99,17 +96,70 @@ def test_trl_grpo_on_the_single_turn_env(server, tmp_path):
 
 
 def test_trl_grpo_on_a_refine_env(server, tmp_path):
+    """The refine env's tools are the env class's methods, which TRL renders as the model's tools;
+    each call is one served step. (The random tiny model seldom writes a well-formed call, so the
+    tools are also called here directly, through the same class TRL instantiates.)"""
     sys.path.insert(0, str(ROOT / "examples"))
     import trl_grpo
+    from trl.chat_template_utils import qwen2_5_chat_template
 
-    prompts = [row["prompt"] for row in trl_grpo.dataset(f"{server}/AesWebRefine-v0", 4, refine=True)]
-    tools = [getattr(trl_grpo.RefineEnv, name) for name in ("edit_file", "render", "submit", "view_file", "write_file")]
-    model = taught_model(tmp_path / "model", prompts, tools, WRITE_CALL)
-    summary, episodes = run_example(server, "AesWebRefine-v0", model, tmp_path)
-    assert summary["global_step"] == 2 and len(episodes) == 4
-    for episode in episodes:
+    from support.tiny_models import build_text
+
+    build_text(tmp_path / "model", qwen2_5_chat_template)
+    summary, episodes = run_example(server, "AesWebRefine-v0", tmp_path / "model", tmp_path)
+    assert summary["global_step"] == 2 and len(summary["losses"]) == 2 and len(episodes) == 4
+    assert sorted(summary["tools"]) == ["edit_file", "render", "submit", "view_file", "write_file"]
+    for episode in episodes:  # each rollout's episode was played out and scored on the server
         assert episode["status"] == "ok" and episode["end"] == "submit" and episode["error"] is None
-        assert episode["reward"] == pytest.approx(episode["normalized"])
-    # TRL's tool loop called write_file on the server: more than the closing submit was played, and the page scored
-    assert all(e["turns"] >= 2 for e in episodes), episodes
-    assert any(e["reward"] > 0 for e in episodes), episodes
+        assert episode["reward"] == pytest.approx(episode["normalized"]) and episode["turns"] >= 1
+    trl_grpo.RefineEnv.url, trl_grpo.RefineEnv.log = f"{server}/AesWebRefine-v0", str(tmp_path / "direct.jsonl")
+    env = trl_grpo.RefineEnv()
+    env.reset(task_id="web-website-01")
+    assert "Wrote index.html" in env.write_file("index.html", "<h1>Crumb bakery</h1><p>Fresh bread every morning.</p>")
+    assert "Fresh bread" in env.view_file("index.html") and env.render()
+    reward = env.get_reward()
+    line = json.loads((tmp_path / "direct.jsonl").read_text().splitlines()[-1])
+    assert line["end"] == "submit" and line["turns"] == 4 and reward == pytest.approx(line["normalized"]) and reward > 0
+    assert env.write_file("x", "y").startswith("The episode has ended")
+
+
+VF_PAGE = ("```html\n<!doctype html><html><head><title>Crumb &amp; Co.</title></head><body><h1>Crumb &amp; Co. bakery</h1>"
+           "<p>Breads and pastries, open 7-18.</p><form><input placeholder='Cake order'><button>Order</button></form>"
+           "</body></html>\n```")
+
+
+def vf_eval(model_url: str, env_url: str, out: Path) -> tuple[subprocess.CompletedProcess, list[dict]]:
+    """examples/verifiers_eval.sh: `vf-eval aesenv_vf`, 2 tasks x 2 rollouts, scored at `env_url`."""
+    out.mkdir(parents=True)
+    done = subprocess.run(["bash", str(ROOT / "examples/verifiers_eval.sh")], capture_output=True, text=True,
+                          timeout=1200, cwd=out,
+                          env={**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+                               "PYTHONPATH": str(ROOT), "BASE_URL": model_url, "MODEL": "local-model",
+                               "ENV_URL": env_url, "TASKS": "2", "ROLLOUTS": "2", "OUT": str(out / "eval")})
+    traces = [trace for path in (out / "eval").glob("*/traces.jsonl")
+              for line in path.read_text().splitlines() for trace in json.loads(line)["traces"]]
+    return done, traces
+
+
+def test_vf_eval_scores_aesenv_vf_through_a_served_env(server, tmp_path):
+    pytest.importorskip("verifiers.v1", reason="verifiers is not installed (make setup installs it)")
+    from support.openai_server import OpenAIServer
+
+    with OpenAIServer() as model:
+        model.default = lambda _: VF_PAGE
+        done, traces = vf_eval(model.url, server, tmp_path / "served")
+        assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-2000:])
+        assert len(traces) == 4 and len(model.completions) == 4
+        prompts = {r.body["messages"][-1]["content"] if isinstance(r.body["messages"][-1]["content"], str)
+                   else json.dumps(r.body["messages"][-1]["content"]) for r in model.completions}
+        assert len(prompts) == 2  # two aesenv tasks, each asked twice
+        for trace in traces:
+            assert trace["ok"] and not trace["errors"], trace["errors"]
+            assert set(trace["rewards"]) == {"execution", "static", "interactive"}
+            assert all(0 <= r["score"] <= 1 for r in trace["rewards"].values())
+        assert all(trace["rewards"]["static"]["score"] > 0 for trace in traces)  # the page is seen, not a blank
+        # scored there, not here: with no server at the URL, each rollout errors (no reward), never a 0
+        dead, traces = vf_eval(model.url, "http://127.0.0.1:9", tmp_path / "dead")
+        assert dead.returncode == 0 and len(traces) == 4
+        assert all(not t["ok"] and "ConnectError" in json.dumps(t["errors"]) for t in traces), traces[0]["errors"]
+        assert all(score is None for t in traces for score in t["rewards"].values())
