@@ -219,12 +219,11 @@ class AesServedEnv(Environment[AesAction, AesObservation, AesState]):
         given = {k: v for k, v in given.items() if v is not None}
         try:
             params = ResetParams(**given)
-        except ValidationError as exc:
-            code = "bad_options" if any(e["loc"][:1] == ("options",) for e in exc.errors()) else "bad_task"
+        except ValidationError as exc:  # the task or seed is `bad_task`; anything else reset was given, `bad_options`
             unknown = [str(e["loc"][0]) for e in exc.errors() if e["type"] == "extra_forbidden"]
-            why = (f"reset takes task, seed, episode_id and options; not {unknown}" if unknown
-                   else _why(exc))
-            return self._error("bad_options" if unknown else code, f"the reset could not be used: {why}")
+            options = unknown or any(e["loc"][:1] == ("options",) for e in exc.errors())
+            why = f"reset takes task, seed, episode_id and options; not {unknown}" if unknown else _why(exc)
+            return self._error("bad_options" if options else "bad_task", f"the reset could not be used: {why}")
         seed, task = params.seed, _with_id(params.task)
         try:
             if self.core is None:
