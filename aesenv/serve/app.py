@@ -14,6 +14,13 @@
   its next read): the session's env sees its `Connection` go and cancels the step, so nothing a
   gone client started keeps running, and OpenEnv's handler then closes the session as usual.
 
+Each env's app also has aesenv's own routes (`env_routes`): `/schema` and `/metadata` that
+describe this env (`aesenv.serve.describe`: OpenEnv's stock ones show the base `State` and no
+readme), the stateless `POST /score` (single-turn: a task and an answer, scored without a
+session), `GET /tasks` (paged) and `GET /frames/<id>` (a record's frames by reference). OpenEnv's
+`POST /reset` and `POST /step` each run on a fresh env; their OpenAPI text says so, and episodes
+live on `/ws`.
+
 `/envs` lists what is served; `/health` answers without a token (liveness only).
 """
 
@@ -30,14 +37,18 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qs
 
+from fastapi import FastAPI, HTTPException, Query
+from fastapi.routing import APIRoute
 from openenv.core.env_server.http_server import create_app
-from openenv.core.env_server.types import ConcurrencyConfig, WSErrorCode
+from openenv.core.env_server.types import ConcurrencyConfig, EnvironmentMetadata, WSErrorCode
 from starlette.applications import Starlette
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 
 from aesenv.version import __version__
-from aesenv.serve.models import AesAction, AesObservation
+from aesenv.serve import describe
+from aesenv.serve.models import (AesAction, AesObservation, AesState, ScoreRequest, ScoreResponse, TaskPage,
+                                 TaskSummary)
 from aesenv.serve.sessions import CONNECTION, AesServedEnv, Connection, Hub, ServeSettings
 
 log = logging.getLogger(__name__)
@@ -133,7 +144,8 @@ class Guard:
                 return {"type": "http.request", "body": body, "more_body": False}
             return await receive()
 
-        counted = scope.get("method") == "POST" and scope.get("path", "").rstrip("/").endswith(("/reset", "/step"))
+        counted = scope.get("method") == "POST" and scope.get("path", "").rstrip("/").endswith(("/reset", "/step",
+                                                                                                 "/score"))
         if counted and self.active >= self.max_sessions:
             return await self._refuse(scope, receive, send, 503, "capacity_reached",
                                       f"the server runs at most {self.max_sessions} sessions at once; retry later")
@@ -203,6 +215,7 @@ def build_app(settings: ServeSettings, *, token: str | None = None) -> tuple[Gua
     for env_id in served:
         apps[env_id] = create_app(functools.partial(AesServedEnv, hub, env_id), AesAction, AesObservation,
                                   env_name=env_id, concurrency_config=concurrency)
+        env_routes(apps[env_id], hub, env_id)
 
     async def envs(_) -> JSONResponse:
         return JSONResponse({"aesenv": __version__, "envs": served, "paths": {e: f"/{e}" for e in served},
@@ -230,6 +243,83 @@ def build_app(settings: ServeSettings, *, token: str | None = None) -> tuple[Gua
         routes.append(Mount("/", app=apps[served[0]]))
     root = Starlette(routes=routes, lifespan=lifespan)
     return Guard(root, token=token, max_bytes=settings.max_message_bytes, max_sessions=settings.max_sessions), hub
+
+
+STATELESS_NOTE = ("\n\n**aesenv: stateless.** This call runs on a fresh env that is closed when it returns: "
+                  "`POST /step` after `POST /reset` answers `no_episode`. Episodes live on the `/ws` WebSocket "
+                  "(reset, then step); one answer is scored by `POST /score`. See `GET /schema` (`calls`).")
+
+
+def env_routes(app: FastAPI, hub: Hub, env_id: str) -> None:
+    """aesenv's routes on one env's OpenEnv app (see the module's docstring)."""
+    ours = {"/schema", "/metadata"}
+    app.router.routes[:] = [r for r in app.router.routes if getattr(r, "path", None) not in ours]
+    for route in app.router.routes:
+        if isinstance(route, APIRoute) and route.path in ("/reset", "/step", "/state"):
+            route.description = (route.description or "") + STATELESS_NOTE
+    single = describe.mode_of_served(env_id) == "single"
+
+    @app.get("/schema", tags=["Schema"], summary="Every message's schema, reset's parameters, action forms, budgets")
+    async def schema() -> dict[str, Any]:
+        return describe.schema(hub, env_id)
+
+    @app.get("/metadata", response_model=EnvironmentMetadata, tags=["Environment Info"],
+             summary="The env's name, description, version and readme")
+    async def metadata() -> EnvironmentMetadata:
+        return describe.metadata(hub, env_id)
+
+    @app.get("/tasks", response_model=TaskPage, tags=["Environment Info"], summary="The env's tasks, a page at a time")
+    async def tasks(offset: int = Query(0, ge=0), limit: int = Query(50, ge=1, le=500),
+                    category: str | None = Query(None, max_length=100)) -> TaskPage:
+        listed = hub.catalog(env_id)
+        if category is not None:
+            listed = [t for t in listed if _category(t).lower() == category.lower()]
+        return TaskPage(env_id=env_id, total=len(listed), offset=offset, limit=limit,
+                        tasks=[TaskSummary(id=t.id, category=_category(t), prompt=_prompt(t)[:500])
+                               for t in listed[offset:offset + limit]])
+
+    @app.get("/frames/{ident}", tags=["Environment Info"], summary="A record's frame given by reference")
+    async def frame(ident: str) -> Response:
+        data = hub.frames.get(ident)
+        if data is None:
+            raise HTTPException(404, f"no frame {ident[:40]!r} here (frames are kept a while, then dropped)")
+        return Response(data, media_type="image/png" if data[:4] == b"\x89PNG" else "image/jpeg")
+
+    @app.post("/score", response_model=ScoreResponse, tags=["Environment Control"],
+              summary="Score one answer to one task, with no session (single-turn envs)")
+    async def score(request: ScoreRequest) -> JSONResponse:
+        if not single:
+            raise HTTPException(404, f"{env_id} is multi-turn: its episodes live on /ws (POST /score is for the "
+                                     "single-turn envs)")
+        answer = await scored(hub, env_id, request)
+        status = 200 if answer.error is None else (503 if answer.error.infra else 400)
+        return JSONResponse(answer.model_dump(mode="json"), status_code=status)
+
+
+async def scored(hub: Hub, env_id: str, request: ScoreRequest) -> ScoreResponse:
+    """One single-turn episode on a session of its own, closed at the end."""
+    env = AesServedEnv(hub, env_id)
+    try:
+        observation = await env.reset_async(task=request.task, options=request.options)
+        if observation.error is None:
+            action = request.action if request.action is not None else AesAction(text=request.answer)
+            observation = await env.step_async(action)
+    finally:
+        await env.aclose()
+    record = observation.info.get("record") if observation.error is None else None
+    return ScoreResponse(task_id=observation.task_id, reward=observation.reward,
+                         reward_valid=observation.error is None and observation.reward_valid,
+                         reward_name=observation.info.get("reward_name"), record=record,
+                         messages=observation.messages if observation.error is None else [], error=observation.error)
+
+
+def _category(task: Any) -> str:
+    category = getattr(task, "category", None)
+    return str(getattr(category, "value", category) or getattr(task, "start", ""))
+
+
+def _prompt(task: Any) -> str:
+    return getattr(task, "prompt", None) or getattr(task, "brief", "") or ""
 
 
 async def _run_handlers(handlers: list[Callable]) -> None:

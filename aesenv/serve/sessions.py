@@ -12,15 +12,21 @@ bounded by the env's own budget (`RefineBudget`). Closing a session (client gone
 server shutdown) cancels its step in flight: a sandbox job is killed with its worker, which is
 replaced; a page is closed with its context; a Webdev-Bench session's run is cancelled.
 
-Untrusted input never raises out of a step: a malformed action is the env's error observation; a
-bad task, a step without an episode or past its end is a typed `ErrorInfo`; our own failure is
-`ErrorInfo(infra=True)` with `reward` None.
+Untrusted input never raises out of a step: a malformed tool call is the refine env's error
+observation; an action in a form the env cannot use (`aesenv.serve.forms`), a bad task or bad
+options, a step without an episode or past its end is a typed `ErrorInfo`; our own failure is
+`ErrorInfo(infra=True)` with `reward` None. Only an error that ends the episode says `done`.
+
+A session's options (`SessionOptions`, at reset) shape what comes back (`aesenv.serve.shaping`):
+the reward's scale, images, the record's frames.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import hashlib
+import json
 import logging
 import math
 import time
@@ -39,7 +45,10 @@ from aesenv.envs.refine import as_text
 from aesenv.kinds import env_ids, mode_of
 from aesenv.llm.client import image_part
 from aesenv.rewards import PipelineConfig, RewardPipeline
-from aesenv.serve.models import AesAction, AesObservation, AesState, ErrorInfo
+from aesenv.serve.forms import FORMS, BadAction
+from aesenv.serve.models import (ENDS_EPISODE, AesAction, AesObservation, AesState, ErrorInfo, ResetParams,
+                                 SessionOptions)
+from aesenv.serve.shaping import FrameStore, chosen_reward, frames_by_reference, shape_images
 from aesenv.serve.webdev import WEBDEV_ENV_ID, WebdevCore
 from aesenv.text import shown
 
@@ -88,7 +97,9 @@ class Hub:
         self.pipeline = RewardPipeline(settings.pipeline)
         self.loop: asyncio.AbstractEventLoop | None = None
         self.sessions: set[AesServedEnv] = set()
+        self.frames = FrameStore(max_age_s=settings.session_idle_s + settings.step_timeout_s)
         self._background: set[asyncio.Task] = set()
+        self._described: dict[str, Any] = {}
 
     async def start(self) -> None:
         self.loop = asyncio.get_running_loop()
@@ -110,6 +121,31 @@ class Hub:
         if env_id == WEBDEV_ENV_ID:
             return WebdevCore(self.settings.webdev_suite, self.pipeline, user=self.settings.webdev_user)
         return make_core(env_id, self.settings.tasks.get(env_id), pipeline=self.pipeline)
+
+    def described(self, env_id: str) -> Any:
+        """A core of `env_id` that never plays, built once: what the env's tasks, tools and budget
+        are, for `/schema`, `/metadata`, `/tasks` and `/mcp` (it shares the pipeline, holds nothing)."""
+        if env_id not in self._described:
+            self._described[env_id] = self.core(env_id)
+        return self._described[env_id]
+
+    def catalog(self, env_id: str) -> list[Any]:
+        """The env's tasks (`Task`s; Webdev-Bench's `CompositeTask`s)."""
+        core = self.described(env_id)
+        return core.tasks() if env_id == WEBDEV_ENV_ID else list(core.tasks)
+
+    def tools(self, env_id: str) -> list[dict]:
+        """The tools (OpenAI schemas) the env's episodes offer; none for Webdev-Bench, whose tools
+        come with its rounds, and none for single-turn envs (their `answer` tool: `forms`)."""
+        if env_id == WEBDEV_ENV_ID or mode_of(env_id)[1] == "single":
+            return []
+        return list(self.described(env_id).tools)
+
+    def budget(self, env_id: str) -> Any:
+        """The refine envs' `RefineBudget` (None: a single step, or Webdev-Bench's own rounds)."""
+        if env_id == WEBDEV_ENV_ID or mode_of(env_id)[1] == "single":
+            return None
+        return self.described(env_id).budget
 
 
 def _finite(value: Any) -> Any:
@@ -141,7 +177,9 @@ class AesServedEnv(Environment[AesAction, AesObservation, AesState]):
         self.done = True
         self.started = False  # a reset has succeeded in this session
         self.closed = False
+        self.options = SessionOptions()
         self._step: asyncio.Future | None = None
+        self._turn_lock = asyncio.Lock()  # one reset or step at a time (HTTP /mcp sessions can overlap calls)
         hub.sessions.add(self)
 
     # ------------------------------------------------------------------ OpenEnv's interface
@@ -153,18 +191,40 @@ class AesServedEnv(Environment[AesAction, AesObservation, AesState]):
 
     @property
     def state(self) -> AesState:
+        budget = self.hub.budget(self.env_id)
         return AesState(episode_id=self.episode_id, step_count=self.turn, env_id=self.env_id, task_id=self.task_id,
-                        turn=self.turn, done=self.done, active_sessions=len(self.hub.sessions))
+                        turn=self.turn, max_turns=budget.max_turns if budget is not None else None, done=self.done,
+                        options=self.options, active_sessions=len(self.hub.sessions))
 
     def get_metadata(self) -> EnvironmentMetadata:
-        return EnvironmentMetadata(name=self.env_id, version=__version__, author="aesenv",
-                                   description=f"aesenv {self.env_id} ({self.mode}): code aesthetics, rendered in a "
-                                               "hermetic browser and scored by aesenv's reward pipeline")
+        from aesenv.serve.describe import metadata
+
+        return metadata(self.hub, self.env_id)
+
+    @property
+    def mcp_server(self) -> Any:
+        """The session's tools as OpenEnv's `/mcp` serves them (`tools/list`, `tools/call`)."""
+        from aesenv.serve.mcp import SessionTools
+
+        return SessionTools(self) if self.mode != "webdev" else None
 
     async def reset_async(self, seed: int | None = None, episode_id: str | None = None, task: Any = None,
-                          **_: Any) -> AesObservation:
+                          options: Any = None, **extra: Any) -> AesObservation:
+        async with self._turn_lock:
+            return await self._reset(seed=seed, episode_id=episode_id, task=task, options=options, **extra)
+
+    async def _reset(self, **given: Any) -> AesObservation:
         if problem := self._unusable():
             return problem
+        given = {k: v for k, v in given.items() if v is not None}
+        try:
+            params = ResetParams(**given)
+        except ValidationError as exc:  # the task or seed is `bad_task`; anything else reset was given, `bad_options`
+            unknown = [str(e["loc"][0]) for e in exc.errors() if e["type"] == "extra_forbidden"]
+            options = unknown or any(e["loc"][:1] == ("options",) for e in exc.errors())
+            why = f"reset takes task, seed, episode_id and options; not {unknown}" if unknown else _why(exc)
+            return self._error("bad_options" if options else "bad_task", f"the reset could not be used: {why}")
+        seed, task = params.seed, _with_id(params.task)
         try:
             if self.core is None:
                 self.core = self.hub.core(self.env_id)
@@ -177,49 +237,73 @@ class AesServedEnv(Environment[AesAction, AesObservation, AesState]):
                     messages = info.pop("messages")
                 else:
                     messages, info = await self._bounded(self.core.reset(task=chosen, seed=seed))
+                    messages = _told_the_budget(messages, self.core.budget)
+                    info["budget"] = self.core.budget.model_dump(mode="json")
         except (KeyError, ValueError, ValidationError, TypeError) as exc:
+            if self.mode == "webdev":  # its reset ends the episode it had before looking at the task
+                self.done = True
             return self._error("bad_task", f"the task could not be used: {_why(exc)}")
         except _StepTimeout:
+            self.done = True
             return self._error("step_timeout", f"reset took over {self.hub.settings.step_timeout_s} s on our side",
-                               infra=True, done=True)
+                               infra=True)
         except _ClientGone:
-            return self._error("session_closed", "the client went away during reset", done=True)
+            self.done = True
+            return self._error("session_closed", "the client went away during reset")
         except Exception as exc:  # noqa: BLE001 - ours: a typed error, never a crashed session
             log.exception("serve: %s reset failed", self.env_id)
-            return self._error("infra", f"reset failed on our side: {_why(exc)}", infra=True, done=True)
-        self.episode_id, self.turn, self.done, self.started = episode_id, 0, False, True
+            self.done = True
+            return self._error("infra", f"reset failed on our side: {_why(exc)}", infra=True)
+        self.episode_id, self.turn, self.done, self.started = params.episode_id, 0, False, True
+        self.options = params.options
         self.task_id = info.get("task_id")
         tools = getattr(self.core, "tools", None) if self.mode != "single" else None
         return AesObservation(
-            env_id=self.env_id, task_id=self.task_id, messages=_finite(messages), done=False, reward=None,
-            observation=_finite(observation) if self.mode == "single" else None,
+            env_id=self.env_id, task_id=self.task_id, messages=_finite(shape_images(messages, self.options.images)),
+            done=False, reward=None, observation=_finite(observation) if self.mode == "single" else None,
             text=None if self.mode == "single" else as_text(messages), tools=_finite(tools) if tools else None,
             info=_finite(info))
 
     async def step_async(self, action: AesAction, timeout_s: float | None = None, **_: Any) -> AesObservation:
+        async with self._turn_lock:
+            return await self._take(action, timeout_s)
+
+    async def _take(self, action: AesAction, timeout_s: float | None) -> AesObservation:
         if problem := self._unusable():
             return problem
         if self.core is None or not self.started:
-            return self._error("no_episode", "call reset before step")
+            return self._error("no_episode", "no episode is running in this session: reset first (over the /ws "
+                                             "session; HTTP POST /step runs on a fresh env, see /schema's `calls`)")
         if self.done:
-            return self._error("episode_over", "the episode has ended: call reset for a new one", done=True)
+            return self._error("episode_over", "the episode has ended: call reset for a new one")
+        read = FORMS[self.mode].read(action)
+        if isinstance(read, BadAction):
+            return self._error("bad_action", f"{read.message} (the episode goes on; see /schema's `action_forms`)")
         self.turn += 1
         try:
-            messages, reward, terminated, truncated, info = await self._bounded(self.core.step(action.for_env()),
-                                                                               timeout_s)
+            messages, reward, terminated, truncated, info = await self._bounded(self.core.step(read), timeout_s)
         except _StepTimeout:
             self.done = True
             return self._error("step_timeout", "the step did not finish in time on our side; the episode is over",
-                               infra=True, done=True)
+                               infra=True)
         except _ClientGone:
             self.done = True
-            return self._error("session_closed", "the client went away during the step", done=True)
+            return self._error("session_closed", "the client went away during the step")
         except Exception as exc:  # noqa: BLE001 - the cores never raise for an action: this is ours
             log.exception("serve: %s step failed", self.env_id)
             self.done = True
-            return self._error("infra", f"the step failed on our side: {_why(exc)}", infra=True, done=True)
+            return self._error("infra", f"the step failed on our side: {_why(exc)}", infra=True)
         self.done = bool(terminated or truncated)
         valid = not (isinstance(reward, float) and math.isnan(reward))
+        reward = float(reward) if valid else None
+        if valid and info.get("record"):
+            reward, info["reward_name"] = chosen_reward(reward, info["record"], self.options)
+            valid = reward is not None
+        if self.options.frames == "reference" and info.get("record"):
+            info["record"] = frames_by_reference(info["record"], self.hub.frames)
+        budget = getattr(self.core, "budget", None)
+        if self.mode == "refine" and budget is not None:
+            info["turns_left"] = max(0, budget.max_turns - self.turn)
         texts = None
         if self.mode == "single":  # the core's observation is the task's texts; the picture goes in a message
             texts, text = messages, f"[Episode ended. Reward: {reward if valid else 'none (our side failed)'}]"
@@ -228,9 +312,8 @@ class AesServedEnv(Environment[AesAction, AesObservation, AesState]):
             messages = [{"role": "user", "content": [{"type": "text", "text": text}, image_part(picture)]
                          if picture else text}]
         observation = AesObservation(
-            env_id=self.env_id, task_id=self.task_id, messages=_finite(messages), done=self.done,
-            observation=_finite(texts),
-            reward=float(reward) if valid else None, truncated=bool(truncated),
+            env_id=self.env_id, task_id=self.task_id, messages=_finite(shape_images(messages, self.options.images)),
+            done=self.done, observation=_finite(texts), reward=reward, truncated=bool(truncated),
             reward_valid=bool(info.get("reward_valid", True)) and valid,
             text=None if self.mode == "single" else as_text(messages), info=_finite(info))
         observation.metadata = observation.info
@@ -293,16 +376,16 @@ class AesServedEnv(Environment[AesAction, AesObservation, AesState]):
     def _unusable(self) -> AesObservation | None:
         if self.closed:
             return self._error("session_closed", "this session was closed (idle too long, or the server is "
-                                                 "stopping): open a new one", done=True)
+                                                 "stopping): open a new one")
         if time.monotonic() - self.created > self.hub.settings.session_max_s:
             self.done = True
             return self._error("session_expired", f"sessions last at most {self.hub.settings.session_max_s} s: "
-                                                  "open a new one", done=True)
+                                                  "open a new one")
         return None
 
-    def _error(self, code: str, message: str, *, infra: bool = False, done: bool | None = None) -> AesObservation:
-        done = self.done if done is None else done
-        return AesObservation(env_id=self.env_id, task_id=self.task_id, done=done, reward=None,
+    def _error(self, code: str, message: str, *, infra: bool = False) -> AesObservation:
+        """A typed error; `done` only when the code ends the episode (`ENDS_EPISODE`)."""
+        return AesObservation(env_id=self.env_id, task_id=self.task_id, done=ENDS_EPISODE[code], reward=None,
                               reward_valid=not infra, error=ErrorInfo(code=code, message=shown(message, 1900),
                                                                       infra=infra))
 
@@ -313,6 +396,27 @@ class _StepTimeout(Exception):
 
 class _ClientGone(Exception):
     pass
+
+
+def _with_id(task: Any) -> Any:
+    """A whole task given without an `id` gets one from its content (`inline-<hash>`), so the
+    README's `{"prompt": ...}` form is a task."""
+    if isinstance(task, dict) and not task.get("id"):
+        digest = hashlib.sha256(json.dumps(task, sort_keys=True, default=str).encode()).hexdigest()[:12]
+        return {**task, "id": f"inline-{digest}"}
+    return task
+
+
+def _told_the_budget(messages: list[dict], budget: Any) -> list[dict]:
+    """The first turn with the episode's budget said in its system message: the agent plays
+    against limits it can read, not ones it discovers by running out."""
+    note = (f"\n\nBudget: at most {budget.max_turns} turns (every message you send is one, an invalid tool call "
+            f"included) and {int(budget.max_wall_s)} s; at most {budget.max_calls_per_turn} tool calls run per "
+            "message. When the budget runs out, the workspace is scored as it is.")
+    for index, message in enumerate(messages):
+        if message.get("role") == "system" and isinstance(message.get("content"), str):
+            return [*messages[:index], {**message, "content": message["content"] + note}, *messages[index + 1:]]
+    return [{"role": "system", "content": note.strip()}, *messages]
 
 
 def _why(exc: BaseException) -> str:

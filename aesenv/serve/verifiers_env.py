@@ -10,7 +10,10 @@ the rollout as errored instead of reading a 0.
     env = aesenv_vf.load_environment(kind="web", tasks="builtin:web", judge="offline")
 
 or by id, as verifiers loads any taskset: `--env.taskset.id aesenv_vf` (`aesenv_vf` is the
-installable module verifiers imports; this module holds the logic).
+installable module verifiers imports; this module holds the logic). With `env_url` set (e.g.
+`--env.taskset.task.env-url http://127.0.0.1:8000`) the answers are scored by a server's
+single-turn env (`aesenv serve`, its stateless `POST /<env id>/score`) instead of a pipeline in
+this process: the server's judge, sandbox and browser, the same record.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from verifiers.v1.harnesses.null import NullHarness
 
 from aesenv.channels.base import ChannelStatus
 from aesenv.kinds import KINDS
-from aesenv.rewards import PAPER_WEIGHTS, PipelineConfig, RewardPipeline
+from aesenv.rewards import PAPER_WEIGHTS, PipelineConfig, RewardPipeline, RewardRecord
 from aesenv.tasks import Task, load_tasks
 
 OTHER_WEIGHT = 0.1
@@ -40,6 +43,7 @@ class AesTaskConfig(vf.TaskConfig):
     reward: str = "paper"
     channels: list[str] | None = None  # None: the kind's default channels
     sandbox: Literal["local", "docker"] = "local"
+    env_url: str | None = None  # an `aesenv serve` URL: score there (POST /<env id>/score), not here
 
     def pipeline_config(self) -> PipelineConfig:
         extra = {"channels": self.channels} if self.channels else {}
@@ -86,13 +90,38 @@ class AesTask(vf.Task[AesTaskData, vf.State, AesTaskConfig]):
         return await asyncio.shield(self._scored[trace.id])
 
     async def _score(self, reply: str) -> dict[str, float | None]:
-        pipeline = await shared_pipeline(self.config.pipeline_config())
-        record = (await pipeline.score(self.aesenv_task(), reply)).record
+        if self.config.env_url:
+            record = await served_record(self.config.env_url, self.aesenv_task(), reply)
+        else:
+            pipeline = await shared_pipeline(self.config.pipeline_config())
+            record = (await pipeline.score(self.aesenv_task(), reply)).record
         failed = [n for n, c in record.channels.items() if c.status is ChannelStatus.INFRA_ERROR]
         if record.status == "infra_error" or failed:
             raise RuntimeError(f"aesenv failed on its side scoring {record.task_id} ({', '.join(failed) or 'record'}): "
                                "not a score")
         return {name: (c.score if c.counts else None) for name, c in record.channels.items()}
+
+
+async def served_record(url: str, task: Task, reply: str) -> RewardRecord:
+    """The record a server's single-turn env gives `reply` (`POST /<env id>/score`, the token from
+    `AESENV_SERVE_TOKEN`); the server's refusal or failure raises (an errored rollout, never a 0)."""
+    import os
+
+    import httpx
+
+    from aesenv.kinds import kind_of
+
+    token = os.environ.get("AESENV_SERVE_TOKEN")
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    body = {"task": json.loads(task.model_dump_json()), "answer": reply}
+    async with httpx.AsyncClient(timeout=httpx.Timeout(1900.0, connect=30.0)) as client:
+        response = await client.post(f"{url.rstrip('/')}/{kind_of(task).env_id('single')}/score", json=body,
+                                     headers=headers)
+    answer = response.json() if response.headers.get("content-type", "").startswith("application/json") else {}
+    if response.status_code != 200 or not answer.get("record"):
+        raise RuntimeError(f"the server did not score {task.id} (HTTP {response.status_code}): "
+                           f"{answer.get('error') or answer.get('detail') or response.text[:300]}")
+    return RewardRecord.model_validate(answer["record"])
 
 
 def channel_reward(name: str, weight: float):

@@ -226,6 +226,34 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client gave up (timeout): nothing to deliver
 
+    def _send_stream(self, request: ChatRequest, texts: list[str], reply: Reply, usage: tuple[int, int]) -> None:
+        """A `stream: true` answer as server-sent events (what streaming clients such as verifiers'
+        read): one content chunk per choice, a closing chunk with the finish reason, the usage
+        chunk, then `[DONE]`."""
+        base = {"id": f"chatcmpl-test-{len(self.owner.requests)}", "object": "chat.completion.chunk", "created": 0,
+                "model": request.body.get("model", "")}
+        events = []
+        for i, text in enumerate(texts):
+            delta: dict[str, Any] = {"role": "assistant", "content": text}
+            if reply.tool_calls:
+                delta["tool_calls"] = [{"index": k, **call} for k, call in enumerate(reply.tool_calls)]
+            events.append({**base, "choices": [{"index": i, "delta": delta, "finish_reason": None}]})
+            events.append({**base, "choices": [{"index": i, "delta": {},
+                                                "finish_reason": "tool_calls" if reply.tool_calls else "stop"}]})
+        events.append({**base, "choices": [], "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1],
+                                                        "total_tokens": sum(usage)}})
+        data = "".join(f"data: {json.dumps(e)}\n\n" for e in events).encode() + b"data: [DONE]\n\n"
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in reply.headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
     def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         kind = "rate_limit_error" if status == 429 else "invalid_request_error" if status < 500 else "server_error"
         self._send_json(status, {"error": {"message": message, "type": kind, "code": status}}, headers)
@@ -266,6 +294,9 @@ class _Handler(BaseHTTPRequestHandler):
         texts = reply.texts if reply.texts is not None else [reply.text] * n
         prompt_tokens, completion_tokens = reply.usage or (
             _estimate_tokens(request.text) + 85 * len(request.images), sum(_estimate_tokens(t) for t in texts))
+        if request.body.get("stream"):
+            self._send_stream(request, texts, reply, (prompt_tokens, completion_tokens))
+            return
         self._send_json(200, {
             "id": f"chatcmpl-test-{len(self.owner.requests)}",
             "object": "chat.completion",

@@ -51,7 +51,7 @@ CORPUS = ["<html><body><h1>Hello</h1></body></html> system user assistant tool w
           "import matplotlib.pyplot as plt", "{\"score\": 7, \"reason\": \"clear layout\"}"] * 20
 
 
-def tokenizer():
+def tokenizer(chat_template: str = CHATML_WITH_TOOLS):
     from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -63,15 +63,17 @@ def tokenizer():
     tok.add_tokens([AddedToken(t, special=False, normalized=False) for t in TOOL_TAGS])
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>",
                                    bos_token=None, unk_token=None)
-    fast.chat_template = CHATML_WITH_TOOLS
+    fast.chat_template = chat_template
     return fast
 
 
-def build_text(path: Path) -> None:
+def build_text(path: Path, chat_template: str = CHATML_WITH_TOOLS) -> None:
+    """The tiny model and its tokenizer in `path` (`chat_template`: e.g. TRL's own Qwen2.5 template,
+    whose tool calls TRL knows how to parse)."""
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
-    fast = tokenizer()
+    fast = tokenizer(chat_template)
     fast.save_pretrained(path)
     config = Qwen2Config(vocab_size=len(fast), hidden_size=128, intermediate_size=256, num_hidden_layers=2,
                          num_attention_heads=2, num_key_value_heads=1, head_dim=64, max_position_embeddings=8192,
