@@ -118,6 +118,45 @@ def test_the_grpo_ar_loss_averages_each_sequence_over_its_own_length():
     assert float(agg_loss(losses, mask, "token-mean")) == pytest.approx(per_token) != pytest.approx(per_sequence)
 
 
+def _policy_loss(config_name: str, lengths: list[int], advantages: list[float], **override) -> float:
+    """veRL's own policy loss (the composed actor config's loss mode and aggregation, its real
+    ActorConfig) on one rollout's samples at ratio 1: sample k trains `lengths[k]` tokens, each
+    with advantage `advantages[k]`."""
+    import torch
+    from verl.trainer.ppo.core_algos import get_policy_loss_fn
+    from verl.utils.config import omega_conf_to_dataclass
+
+    actor_cfg = OmegaConf.merge(_composed(config_name).actor_rollout_ref.actor, override)
+    actor = omega_conf_to_dataclass(actor_cfg)
+    width = max(lengths)
+    mask, adv = torch.zeros(len(lengths), width), torch.zeros(len(lengths), width)
+    for k, (n, a) in enumerate(zip(lengths, advantages)):
+        mask[k, :n], adv[k, :n] = 1.0, a
+    same = torch.zeros(len(lengths), width)
+    loss, _ = get_policy_loss_fn(actor.policy_loss.loss_mode)(
+        old_log_prob=same, log_prob=same, advantages=adv, response_mask=mask, loss_agg_mode=actor.loss_agg_mode,
+        config=actor)
+    return float(loss)
+
+
+def test_the_webcoder_loss_weighs_every_token_alike_so_offsets_keep_the_rollout_advantage():
+    """Eq. 9 (token-mean): with Â = 1 and segment offsets [0.503, 0.208, -0.188] on samples of
+    [100, 300, 600] trained tokens (token-weighted to zero), the rollout's loss is -Â = -1.000.
+    The per-sequence mean (our switch) gives -1.174: the offsets stop being zero-sum, and a rollout
+    that keeps six samples would weigh six times one that keeps one."""
+    lengths, offsets = [100, 300, 600], [0.503, 0.208, -0.188]
+    advantages = [1.0 + d for d in offsets]
+    assert _policy_loss("grpo_webcoder_project", lengths, advantages) == pytest.approx(-1.000, abs=5e-4)
+    switched = _policy_loss("grpo_webcoder_project", lengths, advantages, loss_agg_mode="seq-mean-token-mean")
+    assert switched == pytest.approx(-1.174, abs=5e-4)
+    # Two rollouts of 600 trained tokens, Â = +1 kept as six samples and Â = -1 kept as one: they
+    # cancel token for token; per sequence the six-sample rollout outweighs the other 6:1.
+    lengths, advantages = [100] * 6 + [600], [1.0] * 6 + [-1.0]
+    assert _policy_loss("grpo_webcoder_project", lengths, advantages) == pytest.approx(0.0, abs=1e-6)
+    assert _policy_loss("grpo_webcoder_project", lengths, advantages, loss_agg_mode="seq-mean-token-mean") == \
+        pytest.approx(-5 / 7)
+
+
 def test_aescode_channels_as_published():
     from aesenv.rewards import PipelineConfig
     from aesenv.kinds.web.verifiers import AESCODE_CHANNELS
