@@ -68,6 +68,8 @@ def actual(where: str):
 
 
 def _same(got, want) -> bool:
+    if isinstance(got, tuple):
+        got = list(got)
     if isinstance(want, dict):
         return {str(getattr(k, "value", k)): v for k, v in got.items()} == want
     if isinstance(want, float) or isinstance(got, float):
@@ -176,17 +178,19 @@ def _record(**scores):
 
 
 def test_rule_visual_overall_as_published():
+    """AesCode §3.4: Rule = mean(Text, Boundary, Table/Chart), Visual = mean of the checklist's
+    Content, Layout and Style, Overall = their mean; VGR (training only) and s_exec (a diagnostic)
+    are not reported. A record the paper scores 0.55 scored 0.80 under the old aggregate, which
+    stays as `aescode_channels` (Rule over every deterministic channel, VGR as Visual)."""
     from aesenv.rewards.aggregate import AGGREGATORS, aescode_scores
 
-    channels = _record(renderable=(1.0, {}), text=(0.5, {}), boundary=(1.0, {}), table_chart=(0.0, {}),
-                       layout=(0.5, {}), whitespace=(None, {}), vgr=(0.6, {}),
-                       checklist=(0.2, {"dimensions": {"content": 0.0, "layout": 0.0, "style": 0.0}}))
-    scores = aescode_scores(channels)
-    assert scores["rule"] == pytest.approx((1 + 0.5 + 1 + 0 + 0.5) / 5)  # whitespace is not applicable
-    assert scores["visual"] == pytest.approx(0.6)  # VGR alone: the checklist is not AesCode's
-    assert AGGREGATORS["aescode"](channels) == pytest.approx((0.6 + 0.6) / 2)
-    variant = AGGREGATORS["aescode_checklist"](channels)
-    assert variant == pytest.approx((0.6 + (0.6 + 0 + 0 + 0) / 4) / 2)
+    channels = _record(renderable=(1.0, {}), text=(1.0, {}), boundary=(1.0, {}), table_chart=(0.4, {}),
+                       layout=(1.0, {}), whitespace=(1.0, {}), vgr=(0.7, {}),
+                       checklist=(0.3, {"dimensions": {"content": 0.2, "layout": 0.3, "style": 0.4}}))
+    assert aescode_scores(channels) == {"rule": 0.8, "visual": 0.3, "overall": 0.55}
+    assert AGGREGATORS["aescode"](channels) == 0.55
+    assert AGGREGATORS["aescode_channels"](channels) == pytest.approx(((5 + 0.4) / 6 + 0.7) / 2) == 0.8
+    assert actual("cfg:gdpo_aescode:reward.custom_reward_function.reward_kwargs.reward") == "aescode_channels"
 
 
 def test_the_vgr_judge_sees_the_candidate_only():
