@@ -246,10 +246,12 @@ async def test_layout_reads_text_blocks_from_an_image_reference_with_ocr():
 
 
 def test_an_aescode_row_loads_with_its_image_through_verls_multimodal_dataset(tmp_path):
-    """A task whose reference is a picture becomes a row in veRL's multimodal format, and veRL's
-    own RLHFDataset (with a VL processor) puts the picture in the user turn."""
+    """A task whose reference is a picture becomes a row in veRL's multimodal format, and the
+    dataset veRL's trainer makes from the AesCode config (RLHFDataset through `data.custom_cls`,
+    with a VL processor and the overlong filter on) keeps it and puts the picture in the user turn."""
     import base64
 
+    from verl.trainer.ppo.utils import create_rl_dataset
     from verl.utils.dataset.rl_dataset import RLHFDataset
 
     from aesenv.tasks import Task
@@ -265,14 +267,58 @@ def test_an_aescode_row_loads_with_its_image_through_verls_multimodal_dataset(tm
     train_data.write_parquet([row], tmp_path / "train.parquet")
     processor = build_processor()
     cfg = _composed("gdpo_aescode").data
-    cfg = OmegaConf.merge(cfg, {"filter_overlong_prompts": False})
-    dataset = RLHFDataset(data_files=[str(tmp_path / "train.parquet")], tokenizer=processor.tokenizer, config=cfg,
-                          processor=processor)
+    assert cfg.filter_overlong_prompts
+    dataset = create_rl_dataset([str(tmp_path / "train.parquet")], cfg, processor.tokenizer, processor)
+    assert isinstance(dataset, RLHFDataset) and len(dataset) == 1
     item = dataset[0]
     user = item["raw_prompt"][-1]["content"]
     images = [part for part in user if part["type"] == "image"]
     assert len(images) == 1 and images[0]["image"].size == (64, 48)
     assert any(part["type"] == "text" and "Design a sale poster." in part["text"] for part in user)
+
+
+def test_every_aescode_reference_survives_verls_overlong_filter(tmp_path):
+    """The built-in AesCode rows, nine with a rendered reference (up to 1440x900 and 1080x1350),
+    through the dataset veRL's trainer makes from the AesCode config, with the overlong filter on
+    and a Qwen2-VL processor bounded as Qwen2.5-VL's (1,872 image tokens for 1080x1350): every
+    row is kept. veRL's own image path cannot run here (it imports torchvision), and veRL's class
+    alone then counts every imaged row as overlong and drops it."""
+    import pandas as pd
+    from verl.trainer.ppo.utils import create_rl_dataset
+    from verl.utils.dataset.rl_dataset import RLHFDataset
+
+    from support.tiny_models import QWEN25_VL_PIXELS, build_processor
+    from train import data as train_data
+    from train.dataset import AesRLHFDataset, vision_utils_importable
+
+    counts = train_data.build("builtin:aescode", tmp_path, val_fraction=0)
+    rows = pd.read_parquet(tmp_path / "train.parquet")
+    imaged = int(rows["images"].notna().sum())
+    assert counts["with_image"] == imaged == 9 and counts["train"] == len(rows) == 22
+    cfg = _composed("gdpo_aescode").data
+    assert cfg.filter_overlong_prompts and cfg.max_prompt_length == 4096
+    processor = build_processor(QWEN25_VL_PIXELS)
+    files = [str(tmp_path / "train.parquet")]
+    dataset = create_rl_dataset(files, cfg, processor.tokenizer, processor)
+    assert type(dataset) is AesRLHFDataset and isinstance(dataset, RLHFDataset)
+    assert len(dataset) == 22  # every row, the nine with a reference included
+    shown = [item for item in (dataset[i] for i in range(len(dataset)))
+             if any(p["type"] == "image" for m in item["raw_prompt"] if isinstance(m["content"], list)
+                    for p in m["content"])]
+    assert len(shown) == imaged
+    if not vision_utils_importable():
+        assert len(RLHFDataset(data_files=files, tokenizer=processor.tokenizer, config=cfg,
+                               processor=processor)) == 22 - imaged
+    inherited = OmegaConf.merge(cfg, {"max_prompt_length": 1024})  # what the config trained with before
+    assert len(create_rl_dataset(files, inherited, processor.tokenizer, processor)) == 22 - imaged
+
+
+def test_aescode_trains_as_many_steps_as_the_paper():
+    """400 steps for the 8B model, 520 for the 32B. veRL stops at the first of steps and epochs,
+    so the epochs are set as high as the steps: a set of one batch still reaches the count."""
+    for name, steps in (("gdpo_aescode", 400), ("gdpo_aescode_32b", 520)):
+        trainer = _composed(name).trainer
+        assert trainer.total_training_steps == steps and trainer.total_epochs >= steps
 
 
 @pytest.mark.parametrize("kind", ["web", "plot", "project"])

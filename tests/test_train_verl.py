@@ -68,7 +68,8 @@ def test_plugin_is_loaded_by_verl_through_the_entry_point():
 
 
 # (lr, clip, prompts per step) each config trains with: AesCoder's unless listed (WebCoder's).
-PAPER_SETTINGS = {"grpo_webcoder_project": (2e-6, 0.2, 16), "gdpo_aescode": (5e-6, 0.5, 128)}
+PAPER_SETTINGS = {"grpo_webcoder_project": (2e-6, 0.2, 16), "gdpo_aescode": (5e-6, 0.5, 128),
+                  "gdpo_aescode_32b": (5e-6, 0.5, 128)}
 
 
 @pytest.mark.parametrize("name", SHIPPED)
