@@ -7,6 +7,8 @@ per-kind reward fields)."""
 from __future__ import annotations
 
 import ast
+import copy
+import functools
 import importlib
 import io
 import math
@@ -27,8 +29,9 @@ CONFIG_DIR = ROOT / "train" / "config"
 LOOP = ROOT / "train" / "config" / "agent_loops" / "webcoder_project.yaml"
 
 
-def rows() -> list[dict[str, str]]:
-    """Every table row of docs/reproduction.md as {column: cell} (backticks stripped)."""
+def rows(kind: str = "Set in") -> list[dict[str, str]]:
+    """Every row of docs/reproduction.md's tables that have a `kind` column, as {column: cell}
+    (backticks stripped): the reproduction rows ("Set in"), or what is not built ("Why not here")."""
     out, header = [], None
     for line in TABLE.read_text(encoding="utf-8").splitlines():
         if not line.startswith("|"):
@@ -37,14 +40,21 @@ def rows() -> list[dict[str, str]]:
         cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
         if header is None:
             header = cells
-        elif not set(line) <= set("|-: "):
+        elif not set(line) <= set("|-: ") and kind in header:
             out.append({h: c.strip("`").replace("\\|", "|") for h, c in zip(header, cells)})
     return out
 
 
+@functools.cache
 def _composed(name: str):
+    """A shipped config composed over veRL's, as the launch script trains with it (read-only: a
+    test that changes it works on a copy)."""
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base=None):
         return compose(config_name=name, overrides=["hydra.searchpath=[pkg://verl.trainer.config]"])
+
+
+def _loop_entry() -> dict:
+    return next(e for e in yaml.safe_load(LOOP.read_text()) if e["name"] == "aesenv_refine")
 
 
 def actual(where: str):
@@ -54,7 +64,7 @@ def actual(where: str):
         value = OmegaConf.select(_composed(name), key, throw_on_missing=True)
         return OmegaConf.to_container(value) if OmegaConf.is_config(value) else value
     if kind == "loop":
-        entry = next(e for e in yaml.safe_load(LOOP.read_text()) if e["name"] == "aesenv_refine")
+        entry = _loop_entry()
         for part in rest.split("."):
             entry = entry[part]
         return entry
@@ -82,12 +92,26 @@ ROWS = rows()
 
 def test_the_table_has_a_row_per_published_item_for_each_paper():
     text = TABLE.read_text(encoding="utf-8")
-    assert [h for h in re.findall(r"^## (\w+)", text, re.M)] == ["AesCoder", "WebCoder", "AesCode"]
-    assert len(ROWS) >= 45 and all(r["Pinned by"] for r in ROWS)
+    assert [h for h in re.findall(r"^## (.+)$", text, re.M)] == ["AesCoder (GRPO-AR, OpenDesign)", "WebCoder (Webdev-World)",
+                                                               "AesCode (decoupled rewards, GDPO)", "Not built here"]
+    assert len(ROWS) >= 70 and all(r["Pinned by"] for r in ROWS)
+    assert len(ROW_IDS) == len(set(ROW_IDS))
+    gaps = rows("Why not here")
+    assert len(gaps) >= 5 and all(g["Paper"] and g["Why not here"] for g in gaps)
 
 
-@pytest.mark.parametrize("row", ROWS, ids=[f"{r['Item']}" for r in ROWS])
+ROW_IDS = [f"{r['Item']} ({r['Set in'].split(':')[1] if r['Set in'].startswith('cfg:') else r['Set in'].split(':')[0]})"
+           for r in ROWS]
+
+
+@pytest.mark.parametrize("row", ROWS, ids=ROW_IDS)
 def test_every_row_matches_what_runs(row):
+    check_row(row)
+
+
+def check_row(row: dict[str, str]) -> None:
+    """The row's value where it is set (or, for behaviour, the function or class that defines it),
+    and its pinning test exists."""
     where, here = row["Set in"], row["Here"]
     if where.startswith("code:"):
         path, name = where[5:].split(":")
@@ -102,22 +126,73 @@ def test_every_row_matches_what_runs(row):
     assert not test_name or re.search(rf"^(async )?def {re.escape(test_name)}\(", source, re.M), row["Pinned by"]
 
 
+def drifted(value, here: str):
+    """A value a default could drift to: of the same kind, unlike `value` (below the bound for a
+    `≥ N` row)."""
+    if here.startswith("≥"):
+        return float(here[1:]) - 1
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, (int, float)):
+        return value * 2 + 1
+    if isinstance(value, str):
+        return value + "-drifted"
+    if isinstance(value, (list, tuple)):
+        return list(value)[:-1] if len(value) > 1 else [*value, "drifted"]
+    if isinstance(value, dict):
+        key = next(iter(value))
+        return {**value, key: drifted(value[key], "")}
+    return "drifted"
+
+
+VALUE_ROWS = [(i, r) for i, r in zip(ROW_IDS, ROWS) if not r["Set in"].startswith("code:")]
+
+
+@pytest.mark.parametrize("row", [r for _, r in VALUE_ROWS], ids=[i for i, _ in VALUE_ROWS])
+def test_a_drifted_default_fails_its_row(row, monkeypatch):
+    """Each value the table pins, changed where it is set (in the composed config, the loop's
+    settings, or the constant), makes its row fail: no row is pinned by a check that cannot fail."""
+    where, here = row["Set in"], row["Here"]
+    kind, _, rest = where.partition(":")
+    new = drifted(actual(where), here)
+    if kind == "cfg":
+        name, key = rest.split(":", 1)
+        original = _composed
+        changed = copy.deepcopy(original(name))
+        OmegaConf.update(changed, key, new, merge=False)
+        monkeypatch.setitem(globals(), "_composed", lambda n: changed if n == name else original(n))
+    elif kind == "loop":
+        entry = _loop_entry()
+        *path, last = rest.split(".")
+        node = entry
+        for part in path:
+            node = node[part]
+        node[last] = new
+        monkeypatch.setitem(globals(), "_loop_entry", lambda: entry)
+    else:
+        module, name = rest.split(":", 1)
+        *path, last = name.split(".")
+        owner = importlib.import_module(module)
+        for part in path:
+            owner = getattr(owner, part)
+        monkeypatch.setattr(owner, last, new)
+    with pytest.raises(AssertionError):
+        check_row(row)
+
+
 # -- the behaviour the rows name -----------------------------------------------------------------
 
 
 def test_the_grpo_ar_loss_averages_each_sequence_over_its_own_length():
     """veRL's `seq-mean-token-mean` is GRPO's 1/G Σ_i 1/|o_i| Σ_t: a short rollout's tokens weigh
-    more than a long one's, where `token-mean` weighs every token in the batch alike."""
-    import torch
-    from verl.trainer.ppo.core_algos import agg_loss
-
-    losses = torch.tensor([[1.0, 1.0, 0.0, 0.0], [3.0, 3.0, 3.0, 3.0]])
-    mask = torch.tensor([[1.0, 1.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0]])
-    per_sequence = (2 / 2 + 12 / 4) / 2  # by hand: each sequence's mean, then their mean
-    per_token = (2 + 12) / 6
-    mode = actual("cfg:grpo_ar_single_turn:actor_rollout_ref.actor.loss_agg_mode")
-    assert float(agg_loss(losses, mask, mode)) == pytest.approx(per_sequence)
-    assert float(agg_loss(losses, mask, "token-mean")) == pytest.approx(per_token) != pytest.approx(per_sequence)
+    more than a long one's, where `token-mean` weighs every token in the batch alike. Through
+    veRL's own policy loss with the composed GRPO-AR actor config."""
+    lengths, advantages = [2, 4], [1.0, 3.0]
+    per_sequence = -(1.0 + 3.0) / 2  # by hand: each sequence's mean, then their mean
+    per_token = -(2 * 1.0 + 4 * 3.0) / 6
+    assert _policy_loss("grpo_ar_single_turn", lengths, advantages) == pytest.approx(per_sequence)
+    switched = _policy_loss("grpo_ar_single_turn", lengths, advantages, loss_agg_mode="token-mean")
+    assert switched == pytest.approx(per_token) != pytest.approx(per_sequence)
 
 
 def _policy_loss(config_name: str, lengths: list[int], advantages: list[float], **override) -> float:
