@@ -1,8 +1,10 @@
 """docs/reproduction.md against what runs: every row's value against the composed training config
-or the code, every row pinned by a test that exists; and the tests the table names for the
-published behaviour this repository had drifted from (AesCode's channels, its multimodal rows,
-its candidate-only VGR and OCR layout, Rule/Visual/Overall; GRPO-AR's per-sequence loss;
-per-kind reward fields)."""
+or the code, every row pinned by a test that exists, and every pinned value, drifted where it is
+set, failing its row; and the tests the table names for the published behaviour this repository
+had drifted from (AesCode's channels, its references through veRL's overlong filter, its
+candidate-only VGR and OCR layout, its reported Rule/Visual/Overall and training length;
+GRPO-AR's per-sequence and WebCoder's token-weighted loss through veRL's policy loss; per-kind
+reward fields)."""
 
 from __future__ import annotations
 
@@ -386,6 +388,25 @@ def test_every_aescode_reference_survives_verls_overlong_filter(tmp_path):
                                processor=processor)) == 22 - imaged
     inherited = OmegaConf.merge(cfg, {"max_prompt_length": 1024})  # what the config trained with before
     assert len(create_rl_dataset(files, inherited, processor.tokenizer, processor)) == 22 - imaged
+
+
+def test_pictures_reach_the_processor_as_rgb_in_order_and_a_video_is_refused(tmp_path):
+    """What `AesRLHFDataset` hands the processor where veRL's image path cannot run: the image
+    parts' pictures (given or by path) in order, as RGB; a video needs torchvision and is refused."""
+    from PIL import Image
+
+    from train.dataset import pictures
+
+    path = tmp_path / "ref.png"
+    Image.new("RGBA", (30, 20), (10, 20, 30, 128)).save(path)
+    messages = [{"role": "system", "content": "You design pages."},
+                {"role": "user", "content": [{"type": "text", "text": "Like this:"}, {"type": "image", "image": str(path)},
+                                             {"type": "image", "image": Image.new("L", (8, 6))}]}]
+    found = pictures(messages)
+    assert [(p.mode, p.size) for p in found] == [("RGB", (30, 20)), ("RGB", (8, 6))]
+    assert pictures([{"role": "user", "content": "text only"}]) is None
+    with pytest.raises(RuntimeError, match="torchvision"):
+        pictures([{"role": "user", "content": [{"type": "video", "video": "clip.mp4"}]}])
 
 
 def test_aescode_trains_as_many_steps_as_the_paper():
