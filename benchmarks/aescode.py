@@ -27,10 +27,9 @@ from typing import Any
 
 from aesenv.rewards import PipelineConfig, RewardRecord
 from aesenv.rewards.aggregate import PUBLISHED_RULE, aescode_scores
-from aesenv.rewards.service import add_ray_arguments
 from aesenv.runner import rounded_mean, run_and_report
 from aesenv.tasks import Task, load_tasks
-from benchmarks.runs import add_judge_args, judge_options, opened_policy, parse_checked
+from benchmarks.runs import add_judge_args, add_run_arguments, judge_options, opened_policy, parse_checked
 
 ROLLOUTS = 3  # AesCode averages three rollouts per prompt
 EXECUTION = "renderable"  # s_exec: a diagnostic, in no score
@@ -86,10 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_judge_args(p)
     p.add_argument("--rollouts", type=int, default=ROLLOUTS, help=f"answers per prompt, averaged (paper: {ROLLOUTS})")
     p.add_argument("--limit", type=int, default=0, help="first N prompts")
-    p.add_argument("--concurrency", type=int, default=2)
-    add_ray_arguments(p)
-    p.add_argument("--no-progress", action="store_true")
-    p.add_argument("--out", required=True)
+    add_run_arguments(p)
     return p
 
 
