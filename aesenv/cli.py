@@ -275,7 +275,7 @@ def _cmd_data(args: argparse.Namespace) -> int:
                                            per_keyword=args.per_keyword, target=args.target, judge=args.judge,
                                            seed=args.seed, embedding=args.embedding,
                                            embedding_base_url=args.embedding_base_url,
-                                           require_lint=args.require_lint))
+                                           rank_by=args.rank_by, require_lint=args.require_lint))
     elif args.split == "plot":
         if not args.tasks:
             raise ValueError("aesenv data plot needs --tasks (plot tasks with data, e.g. pandasplotbench:F)")
@@ -406,12 +406,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="web: share of the paper's keyword split (9,000 Website, 2,500 each other category)")
     p.add_argument("--per-keyword", type=int, default=20, help="web: instructions per keyword")
     p.add_argument("--target", type=int, help="web: instructions kept after K-means (default: the paper's share, "
-                                              "200K of 380K)")
+                                              "200K of 400K)")
     p.add_argument("--judge", help="web: the static judge that ranks the teachers' pages (default: the VLM judge, "
                                    "as the paper; `offline` is a proxy)")
     p.add_argument("--embedding", default="minilm", help="web: instruction embeddings for K-means: minilm (local) "
                                                          "or openai:<model> (the paper: text-embedding-3-large)")
     p.add_argument("--embedding-base-url", help="web: the embedding endpoint (default --base-url)")
+    p.add_argument("--rank-by", default="judge", choices=["judge", "reward"],
+                   help="web: rank the teachers' pages by the judge's score of each rendering (the paper) or, "
+                        "ours, by the whole Eq. 1 reward")
     p.add_argument("--require-lint", action="store_true",
                    help="web (ours): keep a teacher's page only when it also passes the HTMLHint rules")
     p.add_argument("--seed", type=int, default=0)

@@ -27,11 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from aesenv.rewards import PipelineConfig, RewardRecord
-from aesenv.rewards.service import add_ray_arguments
 from aesenv.runner import run_and_report
 from aesenv.tasks import Task
 from aesenv.tasks.loaders import load_pandasplotbench
-from benchmarks.runs import add_judge_args, judge_options, opened_policy, parse_checked
+from benchmarks.runs import add_judge_args, add_run_arguments, judge_options, opened_policy, parse_checked
 
 GOOD_ABOVE = 75.0
 
@@ -78,10 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_judge_args(p)
     p.add_argument("--limit", type=int, default=0)
     p.add_argument("--sandbox", default="local", choices=["local", "docker"])
-    p.add_argument("--concurrency", type=int, default=2)
-    add_ray_arguments(p)
-    p.add_argument("--no-progress", action="store_true")
-    p.add_argument("--out", required=True)
+    add_run_arguments(p)
     return p
 
 

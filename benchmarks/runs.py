@@ -1,5 +1,5 @@
-"""What the benchmark runners (`opendesign`, `pandasplotbench`) share: the judge arguments and a
-policy that is closed when the run ends (an HTTP client, a loaded model)."""
+"""What the benchmark runners (`opendesign`, `pandasplotbench`, `aescode`) share: the judge and run
+arguments and a policy that is closed when the run ends (an HTTP client, a loaded model)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any
 
 from aesenv.kinds.web.judges import offline_judge_warning
 from aesenv.models import JudgeSpec, add_judge_args as add_model_judge_args
+from aesenv.rewards.service import add_ray_arguments
 from policies import Policy, make_policy
 
 log = logging.getLogger(__name__)
@@ -19,6 +20,14 @@ log = logging.getLogger(__name__)
 def add_judge_args(p: argparse.ArgumentParser) -> None:
     """The judge flags, defaulting to the VLM judge ($AESENV_JUDGE or `aesenv.models.DEFAULT_VLM_JUDGE`)."""
     add_model_judge_args(p, default=None)
+
+
+def add_run_arguments(p: argparse.ArgumentParser) -> None:
+    """How a run goes, the same for every single-turn runner: pages at once, Ray, progress, output."""
+    p.add_argument("--concurrency", type=int, default=2)
+    add_ray_arguments(p)
+    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--out", required=True)
 
 
 def judge_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -41,7 +41,7 @@ from aesenv.trajectory import write_trajectory
 from aesenv.webdev.gate import make_user
 from aesenv.webdev.graders import make_grader
 from aesenv.webdev.metrics import METRICS, suite_metrics
-from aesenv.webdev.session import SECONDS_PER_REQUIREMENT, TaskRun, WebdevRecord, run_task
+from aesenv.webdev.session import SECONDS_PER_REQUIREMENT, TURNS_PER_REQUIREMENT, TaskRun, WebdevRecord, run_task
 from aesenv.webdev.tasks import CompositeTask, load_suite
 from benchmarks.runs import opened_policy
 
@@ -74,6 +74,8 @@ def worker_spec(args: argparse.Namespace) -> dict[str, Any]:
     """What a task runs with, here or on a Ray actor (and what a rerun into the same DIR must match)."""
     spec = {"benchmark": "webdev", "policy": args.policy, "user": args.user, "grader": args.grader,
             "seconds_per_requirement": args.seconds_per_requirement}
+    if args.turns_per_requirement is not None:  # ours: a run without it keeps the identity it always had
+        spec["turns_per_requirement"] = args.turns_per_requirement
     return {**spec, "env_url": args.env_url} if getattr(args, "env_url", None) else spec
 
 
@@ -85,7 +87,8 @@ async def opened_runner(spec: dict[str, Any]) -> AsyncIterator[Callable[[Composi
         async with opened_policy(spec["policy"]) as agent, RewardPipeline(PipelineConfig()) as pipeline:
             async def run_one(task: CompositeTask) -> TaskRun:
                 return await run_task(task, agent, pipeline, user, grader=grader,
-                                      seconds_per_requirement=spec["seconds_per_requirement"])
+                                      seconds_per_requirement=spec["seconds_per_requirement"],
+                                      turns_per_requirement=spec.get("turns_per_requirement"))
             yield run_one
     finally:
         for model_facing in (user, grader):
@@ -284,6 +287,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_ray_arguments(p)
     p.add_argument("--seconds-per-requirement", type=float, default=SECONDS_PER_REQUIREMENT,
                    help="the task's wall-time budget per requirement, gate included (default %(default)s)")
+    p.add_argument("--turns-per-requirement", type=int,
+                   help=f"ours: also cap the agent's turns per requirement and attempt (e.g. {TURNS_PER_REQUIREMENT}); "
+                        "Webdev-Bench budgets by wall time alone (default: no turn cap)")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--env-url", help="run the sessions on the server there (`aesenv serve`, the serving image): "
                                      "its simulated user and grader (offline), this policy")

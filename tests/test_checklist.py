@@ -77,8 +77,9 @@ async def test_one_call_per_category_and_only_grounded_yes_passes(openai_server,
     assert result.payload["dimensions"] == {"layout": 0.5, "content": 0.0, "style": 1.0}
     ungrounded = next(i for i in result.payload["items"] if i["question"] == "Are margins even?")
     assert ungrounded["answer"] == "yes" and not ungrounded["passed"]
-    assert aescode_scores({"checklist": result})["visual"] is None  # published: Visual is VGR alone
-    assert aescode_scores({"checklist": result}, checklist_in_visual=True)["visual"] == pytest.approx(0.5)  # our switch
+    # AesCode's Visual (§3.4): the mean of the three dimensions, not the share of all questions
+    assert aescode_scores({"checklist": result})["visual"] == pytest.approx((0.5 + 0.0 + 1.0) / 3)
+    assert aescode_scores({"checklist": result}, report="channels")["visual"] is None  # ours: VGR there
 
 
 async def test_an_unanswered_question_fails(openai_server, channel):
@@ -112,7 +113,7 @@ async def test_the_pipeline_runs_the_checklist_with_its_vlm_judge(openai_server,
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-checklist-test-000000")
     openai_server.default = lambda req: answers(*[(i, "yes", "visible") for i in range(1, 5)])
-    config = PipelineConfig(channels=["text", "checklist"], reward="aescode_checklist", judge="openai:test-model",
+    config = PipelineConfig(channels=["text", "checklist"], reward="aescode", judge="openai:test-model",
                             judge_options={"base_url": openai_server.url, "cache_dir": None})
     task = TASK.model_copy(update={"requirements": (TextExact(text="Poster"),)})
     pipeline = RewardPipeline(config, renderer=renderer)
@@ -122,7 +123,7 @@ async def test_the_pipeline_runs_the_checklist_with_its_vlm_judge(openai_server,
         await pipeline.linter.close()
         await pipeline.judge().close()
     assert record.channels["checklist"].score == 1.0 and len(openai_server.completions) == 3
-    assert record.aescode == {"rule": 1.0, "visual": None, "overall": 1.0}  # the paper's report: no VGR here
+    assert record.aescode == {"rule": 1.0, "visual": 1.0, "overall": 1.0}  # the paper's report: Visual is the checklist
     assert record.selected_reward == 1.0 and record.rendering is not None
     assert json_round_trip(record)["aescode"]["overall"] == 1.0
 

@@ -287,3 +287,15 @@ def test_a_turn_a_rebuild_carried_is_trained_once_by_the_first_retained_path_tha
     assert tree.ownership([1])[1] == [False, False, False, True, True]  # the dropped path's turn is trained here
     both = tree.ownership([0, 1])
     assert both[0] == [False, False, True] and both[1] == [False, False, False, False, True]
+
+
+def test_the_sample_cap_covers_prompt_and_response_together():
+    """WebCoder's 65,536-token cap is on a sample's whole path: the prompt's tokens come out of it."""
+    from train.credit import SAMPLE_TOKEN_CAP, response_room
+
+    assert SAMPLE_TOKEN_CAP == 65_536
+    assert response_room(8_192, 65_536) == 65_536 - 8_192
+    assert response_room(100, 1_000, sample_cap=2_000) == 1_000  # veRL's response length still bounds it
+    assert response_room(8_192, 65_536, sample_cap=None) == 65_536  # the switch: the response alone
+    with pytest.raises(ValueError, match="no room"):
+        response_room(70_000, 65_536)

@@ -4,6 +4,7 @@ pipeline ranking pages and the real sandbox running scripts."""
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import re
@@ -11,7 +12,8 @@ import re
 import pytest
 
 from aesenv.cli import main as cli
-from aesenv.data.web import PAPER_KEYWORDS, paper_target, select_by_clustering
+from aesenv.llm.client import CACHE_ENV
+from aesenv.data.web import PAPER_INSTRUCTIONS, PAPER_KEPT, PAPER_KEYWORDS, paper_target, select_by_clustering
 from aesenv.tasks import load_tasks
 from train import data as train_data
 
@@ -74,8 +76,9 @@ def test_the_web_pipeline_builds_resumes_and_feeds_training_data(openai_server, 
 
 
 def test_kmeans_keeps_the_papers_share_by_default():
-    assert paper_target(380_000) == 200_000  # AesCoder: 200K of 380K instructions
-    assert paper_target(19 * 20) == 200 and paper_target(1) == 1
+    assert PAPER_INSTRUCTIONS == 400_000 and PAPER_KEPT == 200_000
+    assert paper_target(400_000) == 200_000  # AesCoder (§B.1): 200K of the 400,000 instructions clustered
+    assert paper_target(19 * 20) == 190 and paper_target(1) == 1
 
 
 def test_clustering_takes_embeddings_from_an_endpoint_when_given():
@@ -160,3 +163,47 @@ def test_rl_prompts_are_rewritten_within_bounds_or_rejected(openai_server, tmp_p
     tasks = {t.id: t for t in load_tasks(f"jsonl:{out / 'tasks.jsonl'}")}
     assert set(tasks) == {"a", "b"} and all(40 <= len(t.prompt.split()) <= 60 for t in tasks.values())
     assert asked["short"] == 2 and tasks["b"].category.value == "Website"
+
+
+TEACHER_A_HEADING = (0x2F, 0x6F, 0x8F)  # GOOD's h1 colour: teacher-a's pages are the only ones with it
+
+
+def judge_prefers_teacher_b(request):
+    """A VLM judge that scores the rendering it is shown: 50 for teacher-a's page, 80 for any other."""
+    if request.body["model"] != "judge-model":
+        return writer_and_teachers(request)
+    import numpy as np
+    from PIL import Image
+
+    pixels = np.asarray(Image.open(io.BytesIO(request.images[0])).convert("RGB"), dtype=np.int16)
+    if (np.abs(pixels - np.array(TEACHER_A_HEADING)).max(axis=-1) <= 16).sum() >= 20:  # a lossy capture
+        return {"alignment": 20, "aesthetics": 15, "structure": 15, "total": 50, "rationale": "plain"}
+    return {"alignment": 32, "aesthetics": 24, "structure": 24, "total": 80, "rationale": "bold"}
+
+
+def test_by_default_the_teachers_pages_are_ranked_by_the_judges_score_of_each_rendering(openai_server, tmp_path,
+                                                                                       monkeypatch):
+    """The default path (the VLM judge, no lint filter, ranking by the judge): each page that
+    rendered is ranked by the judge's total for its rendering alone, so teacher-b's page, which
+    fails the HTMLHint rules, wins where the judge likes it better. `--rank-by reward` (ours)
+    ranks by the whole Eq. 1 reward."""
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    monkeypatch.setenv("OPENAI_BASE_URL", openai_server.url)
+    monkeypatch.setenv(CACHE_ENV, "off")
+    openai_server.default = judge_prefers_teacher_b
+    out = tmp_path / "data"
+    base = ["data", "web", "--model", "writer", "--base-url", openai_server.url, "--teacher", "teacher-a",
+            "--teacher", "teacher-b", "--scale", "0.0002", "--per-keyword", "1", "--judge", "openai:judge-model"]
+    assert cli([*base, "--out", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["rank_by"] == "judge" and not summary["require_lint"]
+    scored = [json.loads(line) for line in (out / "scored.jsonl").read_text().splitlines()]
+    # teacher-a writes GOOD for the 'fine' topics (judged 50) and FAILING for the 'broken' ones (80)
+    assert {(teacher, score) for row in scored for teacher, score, _ in row["scored"]} <= {
+        ("teacher-a", 50.0), ("teacher-a", 80.0), ("teacher-b", 80.0)}  # the judge's totals, nothing else
+    contested = [row for row in scored if ["teacher-a", 50.0, True] in row["scored"]]
+    assert contested and all(row["kept"] == "teacher-b" for row in contested)
+
+    assert cli([*base, "--rank-by", "reward", "--out", str(tmp_path / "by-reward")]) == 0
+    rewards = [json.loads(line) for line in (tmp_path / "by-reward" / "scored.jsonl").read_text().splitlines()]
+    assert {s for row in rewards for _, s, _ in row["scored"]} - {50.0, 80.0}  # Eq. 1, not the judge's total

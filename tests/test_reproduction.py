@@ -1,12 +1,16 @@
 """docs/reproduction.md against what runs: every row's value against the composed training config
-or the code, every row pinned by a test that exists; and the tests the table names for the
-published behaviour this repository had drifted from (AesCode's channels, its multimodal rows,
-its candidate-only VGR and OCR layout, Rule/Visual/Overall; GRPO-AR's per-sequence loss;
-per-kind reward fields)."""
+or the code, every row pinned by a test that exists, and every pinned value, drifted where it is
+set, failing its row; and the tests the table names for the published behaviour this repository
+had drifted from (AesCode's channels, its references through veRL's overlong filter, its
+candidate-only VGR and OCR layout, its reported Rule/Visual/Overall and training length;
+GRPO-AR's per-sequence and WebCoder's token-weighted loss through veRL's policy loss; per-kind
+reward fields)."""
 
 from __future__ import annotations
 
 import ast
+import copy
+import functools
 import importlib
 import io
 import math
@@ -27,8 +31,9 @@ CONFIG_DIR = ROOT / "train" / "config"
 LOOP = ROOT / "train" / "config" / "agent_loops" / "webcoder_project.yaml"
 
 
-def rows() -> list[dict[str, str]]:
-    """Every table row of docs/reproduction.md as {column: cell} (backticks stripped)."""
+def rows(kind: str = "Set in") -> list[dict[str, str]]:
+    """Every row of docs/reproduction.md's tables that have a `kind` column, as {column: cell}
+    (backticks stripped): the reproduction rows ("Set in"), or what is not built ("Why not here")."""
     out, header = [], None
     for line in TABLE.read_text(encoding="utf-8").splitlines():
         if not line.startswith("|"):
@@ -37,14 +42,21 @@ def rows() -> list[dict[str, str]]:
         cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
         if header is None:
             header = cells
-        elif not set(line) <= set("|-: "):
+        elif not set(line) <= set("|-: ") and kind in header:
             out.append({h: c.strip("`").replace("\\|", "|") for h, c in zip(header, cells)})
     return out
 
 
+@functools.cache
 def _composed(name: str):
+    """A shipped config composed over veRL's, as the launch script trains with it (read-only: a
+    test that changes it works on a copy)."""
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base=None):
         return compose(config_name=name, overrides=["hydra.searchpath=[pkg://verl.trainer.config]"])
+
+
+def _loop_entry() -> dict:
+    return next(e for e in yaml.safe_load(LOOP.read_text()) if e["name"] == "aesenv_refine")
 
 
 def actual(where: str):
@@ -54,7 +66,7 @@ def actual(where: str):
         value = OmegaConf.select(_composed(name), key, throw_on_missing=True)
         return OmegaConf.to_container(value) if OmegaConf.is_config(value) else value
     if kind == "loop":
-        entry = next(e for e in yaml.safe_load(LOOP.read_text()) if e["name"] == "aesenv_refine")
+        entry = _loop_entry()
         for part in rest.split("."):
             entry = entry[part]
         return entry
@@ -68,6 +80,8 @@ def actual(where: str):
 
 
 def _same(got, want) -> bool:
+    if isinstance(got, tuple):
+        got = list(got)
     if isinstance(want, dict):
         return {str(getattr(k, "value", k)): v for k, v in got.items()} == want
     if isinstance(want, float) or isinstance(got, float):
@@ -80,12 +94,26 @@ ROWS = rows()
 
 def test_the_table_has_a_row_per_published_item_for_each_paper():
     text = TABLE.read_text(encoding="utf-8")
-    assert [h for h in re.findall(r"^## (\w+)", text, re.M)] == ["AesCoder", "WebCoder", "AesCode"]
-    assert len(ROWS) >= 45 and all(r["Pinned by"] for r in ROWS)
+    assert [h for h in re.findall(r"^## (.+)$", text, re.M)] == ["AesCoder (GRPO-AR, OpenDesign)", "WebCoder (Webdev-World)",
+                                                               "AesCode (decoupled rewards, GDPO)", "Not built here"]
+    assert len(ROWS) >= 70 and all(r["Pinned by"] for r in ROWS)
+    assert len(ROW_IDS) == len(set(ROW_IDS))
+    gaps = rows("Why not here")
+    assert len(gaps) >= 5 and all(g["Paper"] and g["Why not here"] for g in gaps)
 
 
-@pytest.mark.parametrize("row", ROWS, ids=[f"{r['Item']}" for r in ROWS])
+ROW_IDS = [f"{r['Item']} ({r['Set in'].split(':')[1] if r['Set in'].startswith('cfg:') else r['Set in'].split(':')[0]})"
+           for r in ROWS]
+
+
+@pytest.mark.parametrize("row", ROWS, ids=ROW_IDS)
 def test_every_row_matches_what_runs(row):
+    check_row(row)
+
+
+def check_row(row: dict[str, str]) -> None:
+    """The row's value where it is set (or, for behaviour, the function or class that defines it),
+    and its pinning test exists."""
     where, here = row["Set in"], row["Here"]
     if where.startswith("code:"):
         path, name = where[5:].split(":")
@@ -100,22 +128,112 @@ def test_every_row_matches_what_runs(row):
     assert not test_name or re.search(rf"^(async )?def {re.escape(test_name)}\(", source, re.M), row["Pinned by"]
 
 
+def drifted(value, here: str):
+    """A value a default could drift to: of the same kind, unlike `value` (below the bound for a
+    `≥ N` row)."""
+    if here.startswith("≥"):
+        return float(here[1:]) - 1
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, (int, float)):
+        return value * 2 + 1
+    if isinstance(value, str):
+        return value + "-drifted"
+    if isinstance(value, (list, tuple)):
+        return list(value)[:-1] if len(value) > 1 else [*value, "drifted"]
+    if isinstance(value, dict):
+        key = next(iter(value))
+        return {**value, key: drifted(value[key], "")}
+    return "drifted"
+
+
+VALUE_ROWS = [(i, r) for i, r in zip(ROW_IDS, ROWS) if not r["Set in"].startswith("code:")]
+
+
+@pytest.mark.parametrize("row", [r for _, r in VALUE_ROWS], ids=[i for i, _ in VALUE_ROWS])
+def test_a_drifted_default_fails_its_row(row, monkeypatch):
+    """Each value the table pins, changed where it is set (in the composed config, the loop's
+    settings, or the constant), makes its row fail: no row is pinned by a check that cannot fail."""
+    where, here = row["Set in"], row["Here"]
+    kind, _, rest = where.partition(":")
+    new = drifted(actual(where), here)
+    if kind == "cfg":
+        name, key = rest.split(":", 1)
+        original = _composed
+        changed = copy.deepcopy(original(name))
+        OmegaConf.update(changed, key, new, merge=False)
+        monkeypatch.setitem(globals(), "_composed", lambda n: changed if n == name else original(n))
+    elif kind == "loop":
+        entry = _loop_entry()
+        *path, last = rest.split(".")
+        node = entry
+        for part in path:
+            node = node[part]
+        node[last] = new
+        monkeypatch.setitem(globals(), "_loop_entry", lambda: entry)
+    else:
+        module, name = rest.split(":", 1)
+        *path, last = name.split(".")
+        owner = importlib.import_module(module)
+        for part in path:
+            owner = getattr(owner, part)
+        monkeypatch.setattr(owner, last, new)
+    with pytest.raises(AssertionError):
+        check_row(row)
+
+
 # -- the behaviour the rows name -----------------------------------------------------------------
 
 
 def test_the_grpo_ar_loss_averages_each_sequence_over_its_own_length():
     """veRL's `seq-mean-token-mean` is GRPO's 1/G Σ_i 1/|o_i| Σ_t: a short rollout's tokens weigh
-    more than a long one's, where `token-mean` weighs every token in the batch alike."""
-    import torch
-    from verl.trainer.ppo.core_algos import agg_loss
+    more than a long one's, where `token-mean` weighs every token in the batch alike. Through
+    veRL's own policy loss with the composed GRPO-AR actor config."""
+    lengths, advantages = [2, 4], [1.0, 3.0]
+    per_sequence = -(1.0 + 3.0) / 2  # by hand: each sequence's mean, then their mean
+    per_token = -(2 * 1.0 + 4 * 3.0) / 6
+    assert _policy_loss("grpo_ar_single_turn", lengths, advantages) == pytest.approx(per_sequence)
+    switched = _policy_loss("grpo_ar_single_turn", lengths, advantages, loss_agg_mode="token-mean")
+    assert switched == pytest.approx(per_token) != pytest.approx(per_sequence)
 
-    losses = torch.tensor([[1.0, 1.0, 0.0, 0.0], [3.0, 3.0, 3.0, 3.0]])
-    mask = torch.tensor([[1.0, 1.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0]])
-    per_sequence = (2 / 2 + 12 / 4) / 2  # by hand: each sequence's mean, then their mean
-    per_token = (2 + 12) / 6
-    mode = actual("cfg:grpo_ar_single_turn:actor_rollout_ref.actor.loss_agg_mode")
-    assert float(agg_loss(losses, mask, mode)) == pytest.approx(per_sequence)
-    assert float(agg_loss(losses, mask, "token-mean")) == pytest.approx(per_token) != pytest.approx(per_sequence)
+
+def _policy_loss(config_name: str, lengths: list[int], advantages: list[float], **override) -> float:
+    """veRL's own policy loss (the composed actor config's loss mode and aggregation, its real
+    ActorConfig) on one rollout's samples at ratio 1: sample k trains `lengths[k]` tokens, each
+    with advantage `advantages[k]`."""
+    import torch
+    from verl.trainer.ppo.core_algos import get_policy_loss_fn
+    from verl.utils.config import omega_conf_to_dataclass
+
+    actor_cfg = OmegaConf.merge(_composed(config_name).actor_rollout_ref.actor, override)
+    actor = omega_conf_to_dataclass(actor_cfg)
+    width = max(lengths)
+    mask, adv = torch.zeros(len(lengths), width), torch.zeros(len(lengths), width)
+    for k, (n, a) in enumerate(zip(lengths, advantages)):
+        mask[k, :n], adv[k, :n] = 1.0, a
+    same = torch.zeros(len(lengths), width)
+    loss, _ = get_policy_loss_fn(actor.policy_loss.loss_mode)(
+        old_log_prob=same, log_prob=same, advantages=adv, response_mask=mask, loss_agg_mode=actor.loss_agg_mode,
+        config=actor)
+    return float(loss)
+
+
+def test_the_webcoder_loss_weighs_every_token_alike_so_offsets_keep_the_rollout_advantage():
+    """Eq. 9 (token-mean): with Â = 1 and segment offsets [0.503, 0.208, -0.188] on samples of
+    [100, 300, 600] trained tokens (token-weighted to zero), the rollout's loss is -Â = -1.000.
+    The per-sequence mean (our switch) gives -1.174: the offsets stop being zero-sum, and a rollout
+    that keeps six samples would weigh six times one that keeps one."""
+    lengths, offsets = [100, 300, 600], [0.503, 0.208, -0.188]
+    advantages = [1.0 + d for d in offsets]
+    assert _policy_loss("grpo_webcoder_project", lengths, advantages) == pytest.approx(-1.000, abs=5e-4)
+    switched = _policy_loss("grpo_webcoder_project", lengths, advantages, loss_agg_mode="seq-mean-token-mean")
+    assert switched == pytest.approx(-1.174, abs=5e-4)
+    # Two rollouts of 600 trained tokens, Â = +1 kept as six samples and Â = -1 kept as one: they
+    # cancel token for token; per sequence the six-sample rollout outweighs the other 6:1.
+    lengths, advantages = [100] * 6 + [600], [1.0] * 6 + [-1.0]
+    assert _policy_loss("grpo_webcoder_project", lengths, advantages) == pytest.approx(0.0, abs=1e-6)
+    assert _policy_loss("grpo_webcoder_project", lengths, advantages, loss_agg_mode="seq-mean-token-mean") == \
+        pytest.approx(-5 / 7)
 
 
 def test_aescode_channels_as_published():
@@ -137,17 +255,19 @@ def _record(**scores):
 
 
 def test_rule_visual_overall_as_published():
+    """AesCode §3.4: Rule = mean(Text, Boundary, Table/Chart), Visual = mean of the checklist's
+    Content, Layout and Style, Overall = their mean; VGR (training only) and s_exec (a diagnostic)
+    are not reported. A record the paper scores 0.55 scored 0.80 under the old aggregate, which
+    stays as `aescode_channels` (Rule over every deterministic channel, VGR as Visual)."""
     from aesenv.rewards.aggregate import AGGREGATORS, aescode_scores
 
-    channels = _record(renderable=(1.0, {}), text=(0.5, {}), boundary=(1.0, {}), table_chart=(0.0, {}),
-                       layout=(0.5, {}), whitespace=(None, {}), vgr=(0.6, {}),
-                       checklist=(0.2, {"dimensions": {"content": 0.0, "layout": 0.0, "style": 0.0}}))
-    scores = aescode_scores(channels)
-    assert scores["rule"] == pytest.approx((1 + 0.5 + 1 + 0 + 0.5) / 5)  # whitespace is not applicable
-    assert scores["visual"] == pytest.approx(0.6)  # VGR alone: the checklist is not AesCode's
-    assert AGGREGATORS["aescode"](channels) == pytest.approx((0.6 + 0.6) / 2)
-    variant = AGGREGATORS["aescode_checklist"](channels)
-    assert variant == pytest.approx((0.6 + (0.6 + 0 + 0 + 0) / 4) / 2)
+    channels = _record(renderable=(1.0, {}), text=(1.0, {}), boundary=(1.0, {}), table_chart=(0.4, {}),
+                       layout=(1.0, {}), whitespace=(1.0, {}), vgr=(0.7, {}),
+                       checklist=(0.3, {"dimensions": {"content": 0.2, "layout": 0.3, "style": 0.4}}))
+    assert aescode_scores(channels) == {"rule": 0.8, "visual": 0.3, "overall": 0.55}
+    assert AGGREGATORS["aescode"](channels) == 0.55
+    assert AGGREGATORS["aescode_channels"](channels) == pytest.approx(((5 + 0.4) / 6 + 0.7) / 2) == 0.8
+    assert actual("cfg:gdpo_aescode:reward.custom_reward_function.reward_kwargs.reward") == "aescode_channels"
 
 
 def test_the_vgr_judge_sees_the_candidate_only():
@@ -203,10 +323,12 @@ async def test_layout_reads_text_blocks_from_an_image_reference_with_ocr():
 
 
 def test_an_aescode_row_loads_with_its_image_through_verls_multimodal_dataset(tmp_path):
-    """A task whose reference is a picture becomes a row in veRL's multimodal format, and veRL's
-    own RLHFDataset (with a VL processor) puts the picture in the user turn."""
+    """A task whose reference is a picture becomes a row in veRL's multimodal format, and the
+    dataset veRL's trainer makes from the AesCode config (RLHFDataset through `data.custom_cls`,
+    with a VL processor and the overlong filter on) keeps it and puts the picture in the user turn."""
     import base64
 
+    from verl.trainer.ppo.utils import create_rl_dataset
     from verl.utils.dataset.rl_dataset import RLHFDataset
 
     from aesenv.tasks import Task
@@ -222,14 +344,77 @@ def test_an_aescode_row_loads_with_its_image_through_verls_multimodal_dataset(tm
     train_data.write_parquet([row], tmp_path / "train.parquet")
     processor = build_processor()
     cfg = _composed("gdpo_aescode").data
-    cfg = OmegaConf.merge(cfg, {"filter_overlong_prompts": False})
-    dataset = RLHFDataset(data_files=[str(tmp_path / "train.parquet")], tokenizer=processor.tokenizer, config=cfg,
-                          processor=processor)
+    assert cfg.filter_overlong_prompts
+    dataset = create_rl_dataset([str(tmp_path / "train.parquet")], cfg, processor.tokenizer, processor)
+    assert isinstance(dataset, RLHFDataset) and len(dataset) == 1
     item = dataset[0]
     user = item["raw_prompt"][-1]["content"]
     images = [part for part in user if part["type"] == "image"]
     assert len(images) == 1 and images[0]["image"].size == (64, 48)
     assert any(part["type"] == "text" and "Design a sale poster." in part["text"] for part in user)
+
+
+def test_every_aescode_reference_survives_verls_overlong_filter(tmp_path):
+    """The built-in AesCode rows, nine with a rendered reference (up to 1440x900 and 1080x1350),
+    through the dataset veRL's trainer makes from the AesCode config, with the overlong filter on
+    and a Qwen2-VL processor bounded as Qwen2.5-VL's (1,872 image tokens for 1080x1350): every
+    row is kept. veRL's own image path cannot run here (it imports torchvision), and veRL's class
+    alone then counts every imaged row as overlong and drops it."""
+    import pandas as pd
+    from verl.trainer.ppo.utils import create_rl_dataset
+    from verl.utils.dataset.rl_dataset import RLHFDataset
+
+    from support.tiny_models import QWEN25_VL_PIXELS, build_processor
+    from train import data as train_data
+    from train.dataset import AesRLHFDataset, vision_utils_importable
+
+    counts = train_data.build("builtin:aescode", tmp_path, val_fraction=0)
+    rows = pd.read_parquet(tmp_path / "train.parquet")
+    imaged = int(rows["images"].notna().sum())
+    assert counts["with_image"] == imaged == 9 and counts["train"] == len(rows) == 22
+    cfg = _composed("gdpo_aescode").data
+    assert cfg.filter_overlong_prompts and cfg.max_prompt_length == 4096
+    processor = build_processor(QWEN25_VL_PIXELS)
+    files = [str(tmp_path / "train.parquet")]
+    dataset = create_rl_dataset(files, cfg, processor.tokenizer, processor)
+    assert type(dataset) is AesRLHFDataset and isinstance(dataset, RLHFDataset)
+    assert len(dataset) == 22  # every row, the nine with a reference included
+    shown = [item for item in (dataset[i] for i in range(len(dataset)))
+             if any(p["type"] == "image" for m in item["raw_prompt"] if isinstance(m["content"], list)
+                    for p in m["content"])]
+    assert len(shown) == imaged
+    if not vision_utils_importable():
+        assert len(RLHFDataset(data_files=files, tokenizer=processor.tokenizer, config=cfg,
+                               processor=processor)) == 22 - imaged
+    inherited = OmegaConf.merge(cfg, {"max_prompt_length": 1024})  # what the config trained with before
+    assert len(create_rl_dataset(files, inherited, processor.tokenizer, processor)) == 22 - imaged
+
+
+def test_pictures_reach_the_processor_as_rgb_in_order_and_a_video_is_refused(tmp_path):
+    """What `AesRLHFDataset` hands the processor where veRL's image path cannot run: the image
+    parts' pictures (given or by path) in order, as RGB; a video needs torchvision and is refused."""
+    from PIL import Image
+
+    from train.dataset import pictures
+
+    path = tmp_path / "ref.png"
+    Image.new("RGBA", (30, 20), (10, 20, 30, 128)).save(path)
+    messages = [{"role": "system", "content": "You design pages."},
+                {"role": "user", "content": [{"type": "text", "text": "Like this:"}, {"type": "image", "image": str(path)},
+                                             {"type": "image", "image": Image.new("L", (8, 6))}]}]
+    found = pictures(messages)
+    assert [(p.mode, p.size) for p in found] == [("RGB", (30, 20)), ("RGB", (8, 6))]
+    assert pictures([{"role": "user", "content": "text only"}]) is None
+    with pytest.raises(RuntimeError, match="torchvision"):
+        pictures([{"role": "user", "content": [{"type": "video", "video": "clip.mp4"}]}])
+
+
+def test_aescode_trains_as_many_steps_as_the_paper():
+    """400 steps for the 8B model, 520 for the 32B. veRL stops at the first of steps and epochs,
+    so the epochs are set as high as the steps: a set of one batch still reaches the count."""
+    for name, steps in (("gdpo_aescode", 400), ("gdpo_aescode_32b", 520)):
+        trainer = _composed(name).trainer
+        assert trainer.total_training_steps == steps and trainer.total_epochs >= steps
 
 
 @pytest.mark.parametrize("kind", ["web", "plot", "project"])

@@ -56,32 +56,36 @@ def test_record_json_contract_round_trips():
 
 
 def test_aescode_rule_visual_overall_worked_by_hand():
-    """Rule = mean of the counting deterministic channels, Visual = VGR, Overall = their mean; a
-    masked channel (infra_error, not applicable) is left out, a failed one counts with its score;
-    the checklist enters Visual only under `aescode_checklist`."""
+    """As published (§3.4): Rule = mean of Text, Boundary and Table/Chart, Visual = mean of the
+    checklist's Content, Layout and Style, Overall = their mean; s_exec, layout, whitespace and
+    VGR are not reported. A masked channel (infra_error, not applicable) is left out, a failed one
+    counts with its score. `aescode_channels` (ours) is Rule over every deterministic channel and
+    VGR as Visual."""
     from aesenv.rewards.aggregate import aescode_scores
 
     checklist = ChannelResult(status=ChannelStatus.FAILED, score=0.5, raw=0.5,
                               payload={"dimensions": {"layout": 0.2, "content": 0.6, "style": 1.0}})
     channels = {"renderable": ok(1.0, 1.0), "text": ok(0.5, 0.5), "boundary": ok(0.3, 0.3, ChannelStatus.FAILED),
-                "layout": ChannelResult.infra_error("ocr died"),
+                "table_chart": ChannelResult.infra_error("probe died"), "layout": ok(0.9, 0.9),
                 "whitespace": ChannelResult(status=ChannelStatus.NOT_APPLICABLE, applicable=False),
                 "vgr": ok(0.4, 0.4), "checklist": checklist, "static": ok(90.0, 0.9)}
-    rule = round((1.0 + 0.5 + 0.3) / 3, 6)  # 0.6
-    assert aescode_scores(channels) == {"rule": rule, "visual": 0.4, "overall": round((rule + 0.4) / 2, 6)}
-    visual = round((0.2 + 0.6 + 1.0 + 0.4) / 4, 6)  # 0.55
-    assert aescode_scores(channels, checklist_in_visual=True) == {"rule": rule, "visual": visual,
-                                                                  "overall": round((rule + visual) / 2, 6)}
+    rule = round((0.5 + 0.3) / 2, 6)  # 0.4: renderable and layout are not in Rule, table_chart is masked
+    visual = round((0.6 + 0.2 + 1.0) / 3, 6)  # 0.6: the checklist's dimensions; VGR is training-only
+    assert aescode_scores(channels) == {"rule": rule, "visual": visual, "overall": round((rule + visual) / 2, 6)}
     assert AGGREGATORS["aescode"](channels) == 0.5
-    assert AGGREGATORS["aescode_checklist"](channels) == 0.575
-    # a masked VGR leaves Overall to Rule; a masked checklist adds nothing even under the switch
-    no_visual = {**channels, "vgr": ChannelResult.infra_error("judge down"), "checklist": ChannelResult.infra_error("x")}
-    assert aescode_scores(no_visual, checklist_in_visual=True) == {"rule": rule, "visual": None, "overall": rule}
+    ours_rule = round((1.0 + 0.5 + 0.3 + 0.9) / 4, 6)  # 0.675
+    assert aescode_scores(channels, report="channels") == {"rule": ours_rule, "visual": 0.4,
+                                                           "overall": round((ours_rule + 0.4) / 2, 6)}
+    assert AGGREGATORS["aescode_channels"](channels) == 0.5375
+    # a masked checklist leaves Overall to Rule, whatever VGR says
+    no_visual = {**channels, "checklist": ChannelResult.infra_error("judge down")}
+    assert aescode_scores(no_visual) == {"rule": rule, "visual": None, "overall": rule}
     # only Visual: Rule is None and Overall is Visual; no AesCode channel at all: None
-    assert aescode_scores({"vgr": ok(0.7, 0.7)}) == {"rule": None, "visual": 0.7, "overall": 0.7}
+    assert aescode_scores({"checklist": checklist}) == {"rule": None, "visual": visual, "overall": visual}
+    assert aescode_scores({"vgr": ok(0.7, 0.7)}) == {"rule": None, "visual": None, "overall": None}
     assert aescode_scores({"static": ok(90.0, 0.9), "execution": ok(1.0, 1.0)}) is None
-    # a checklist result without per-dimension scores adds nothing to Visual, even under the switch
-    bare = {"vgr": ok(0.4, 0.4), "checklist": ok(1.0, 1.0)}
-    assert aescode_scores(bare, checklist_in_visual=True) == {"rule": None, "visual": 0.4, "overall": 0.4}
+    # a checklist result without per-dimension scores adds nothing to Visual
+    bare = {"text": ok(1.0, 1.0), "checklist": ok(1.0, 1.0)}
+    assert aescode_scores(bare) == {"rule": 1.0, "visual": None, "overall": 1.0}
     # rounded to 6 places, as logged
     assert aescode_scores({"text": ok(1 / 3, 1 / 3)})["rule"] == 0.333333

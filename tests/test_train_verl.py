@@ -68,7 +68,8 @@ def test_plugin_is_loaded_by_verl_through_the_entry_point():
 
 
 # (lr, clip, prompts per step) each config trains with: AesCoder's unless listed (WebCoder's).
-PAPER_SETTINGS = {"grpo_webcoder_project": (2e-6, 0.2, 16), "gdpo_aescode": (5e-6, 0.5, 128)}
+PAPER_SETTINGS = {"grpo_webcoder_project": (2e-6, 0.2, 16), "gdpo_aescode": (5e-6, 0.5, 128),
+                  "gdpo_aescode_32b": (5e-6, 0.5, 128)}
 
 
 @pytest.mark.parametrize("name", SHIPPED)
@@ -563,9 +564,10 @@ class LongRefineEnv(FakeRefineEnv):
         return [], reward, True, False, {"potential": 0.5, "record": final_record(), "end": "submit"}
 
 
-async def compacting_rollouts(tiny_model, monkeypatch, max_samples: int) -> tuple[dict[str, dict], object]:
+async def compacting_rollouts(tiny_model, monkeypatch, max_samples: int, **loop: object) -> tuple[dict[str, dict], object]:
     """Two rollouts of the loop with a context small enough to compact after every turn, through
-    veRL's v1 worker step that stores a rollout's samples (TransferQueue's put captured)."""
+    veRL's v1 worker step that stores a rollout's samples (TransferQueue's put captured); `loop`:
+    more of the loop's settings."""
     import types
 
     from verl.experimental.agent_loop.agent_loop import AgentLoopWorker, _agent_loop_registry
@@ -574,7 +576,8 @@ async def compacting_rollouts(tiny_model, monkeypatch, max_samples: int) -> tupl
 
     monkeypatch.setitem(_agent_loop_registry, AGENT_NAME, {
         "_target_": "train.agent_loop.AesRefineAgentLoop", "max_samples": max_samples,
-        "context": {"compact_at_tokens": 400, "keep_recent_turns": 1, "fold_after": 1, "summary_words": 40}})
+        "context": {"compact_at_tokens": 400, "keep_recent_turns": 1, "fold_after": 1, "summary_words": 40},
+        **loop})
     serve_env(monkeypatch, LongRefineEnv)
     LongRefineEnv.actions, LongRefineEnv.rewards = [], [40.0, 60.0]
     tokenizer = hf_tokenizer(tiny_model)
@@ -640,6 +643,23 @@ async def test_a_compacting_rollout_returns_samples_that_train_each_turn_once(ti
     for row, offset in enumerate(offsets):
         trained_adv = adv[row][batch.batch["response_mask"][row].bool()]
         np.testing.assert_allclose(trained_adv.numpy(), outcome + offset, atol=1e-4)
+
+
+async def test_a_sample_keeps_its_most_recent_tokens_within_the_cap_on_prompt_and_response(tiny_model, monkeypatch):
+    """WebCoder's sample cap is on the whole path: with `sample_cap` a sample's prompt and response
+    together stay within it, the response cut from the front (its most recent tokens kept)."""
+    def lengths(stored: dict[str, dict]) -> dict[str, tuple[int, int]]:
+        return {k: (len(s["prompts"]), int(s["response_mask"].numel())) for k, s in stored.items()}
+
+    whole, _ = await compacting_rollouts(tiny_model, monkeypatch, max_samples=6)
+    cap = max(p + r for p, r in lengths(whole).values()) - 7
+    capped, _ = await compacting_rollouts(tiny_model, monkeypatch, max_samples=6, sample_cap=cap)
+    assert sorted(capped) == sorted(whole)
+    assert all(p + r <= cap for p, r in lengths(capped).values())
+    cut = [k for k in whole if sum(lengths(whole)[k]) > cap]
+    assert cut and all(lengths(capped)[k][1] == cap - lengths(capped)[k][0] for k in cut)
+    for k in cut:
+        assert whole[k]["responses"][-lengths(capped)[k][1]:].tolist() == capped[k]["responses"].tolist()
 
 
 async def test_a_kept_turn_of_a_dropped_context_is_trained_by_the_next_sample(tiny_model, monkeypatch):

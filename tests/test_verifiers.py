@@ -191,16 +191,16 @@ def result(score, dims=None):
 
 
 def test_rule_visual_overall_leave_out_what_does_not_count():
-    channels = {"text": result(1.0), "boundary": result(0.5), "chart": ChannelResult.not_applicable("none"),
+    channels = {"text": result(1.0), "boundary": result(0.5), "table_chart": ChannelResult.not_applicable("none"),
                 "table": ChannelResult.infra_error("boom"), "whitespace": result(0.0),
                 "checklist": result(0.5, {"content": 1.0, "layout": 0.0, "style": 0.5})}
-    # AesCode's Visual is VGR alone: without it there is none, whatever the checklist says.
-    assert aescode_scores(channels) == {"rule": 0.5, "visual": None, "overall": 0.5}
-    assert aescode_scores(channels, checklist_in_visual=True) == {"rule": 0.5, "visual": 0.5, "overall": 0.5}
-    assert AGGREGATORS["aescode"](channels) == 0.5
+    # AesCode's report: Rule over text, boundary and table/chart; Visual the checklist's dimensions.
+    assert aescode_scores(channels) == {"rule": 0.75, "visual": 0.5, "overall": 0.625}
+    assert aescode_scores(channels, report="channels") == {"rule": 0.5, "visual": None, "overall": 0.5}
+    assert AGGREGATORS["aescode"](channels) == 0.625
     with_vgr = {**channels, "execution": result(1.0), "vgr": result(0.9), "design_graph": result(0.2)}
-    assert aescode_scores(with_vgr) == {"rule": 0.625, "visual": 0.9, "overall": 0.7625}
-    assert aescode_scores(with_vgr, checklist_in_visual=True) == {"rule": 0.625, "visual": 0.6, "overall": 0.6125}
+    assert aescode_scores(with_vgr) == aescode_scores(channels)  # VGR and execution are not reported
+    assert aescode_scores(with_vgr, report="channels") == {"rule": 0.625, "visual": 0.9, "overall": 0.7625}
     no_judge = {"text": result(1.0), "checklist": ChannelResult.not_applicable("offline")}
     assert aescode_scores(no_judge) == {"rule": 1.0, "visual": None, "overall": 1.0}
     assert aescode_scores({"static": result(1.0)}) is None
@@ -274,7 +274,9 @@ async def test_matrix_on_a_representative_subset(verifier_pipeline, suite):
     assert_matrix(rows)
     correct = next(r for r in rows if r["variant"] == "correct" and r["task"] == "aescode-dashboard-sales")
     assert correct["statuses"]["layout"] == "ok" and correct["statuses"]["checklist"] == "not_applicable"
-    assert correct["aescode"] == {"rule": 1.0, "visual": 1.0, "overall": 1.0}  # visual: vgr, offline
+    # AesCode's report: Visual is the checklist, masked without a VLM judge; VGR (1.0 here) is not reported
+    assert correct["aescode"] == {"rule": 1.0, "visual": None, "overall": 1.0}
+    assert correct["scores"]["vgr"] == 1.0
     assert correct["graph"]["node_types"]["chart"] == 2 and correct["vgr"]["masked"] > 0
     static = next(r for r in rows if r["variant"] == "static_chart" and r["task"] == SUBSET[0])
     assert static["scores"]["chart"] < 1 and static["statuses"]["text"] == "ok"

@@ -525,3 +525,20 @@ async def test_a_launch_forgery_scores_exactly_as_its_honest_twin(name):
         forged = await delivery_scores(pipeline.backends, task, side(name, "forged", start))
     assert not honest.infra and not forged.infra, (honest.infra, forged.infra)
     assert forged.scores == honest.scores, (honest.scores, forged.scores, forged.delivery.health.problem)
+
+
+def test_a_session_is_budgeted_by_wall_time_alone_unless_the_turn_cap_is_asked_for():
+    """Webdev-Bench budgets a session by wall time per requirement; the 30-turn cap per requirement
+    and attempt is ours (`--turns-per-requirement 30`), off by default on every path."""
+    import inspect
+
+    from aesenv.webdev.session import (MAX_ATTEMPTS, SECONDS_PER_REQUIREMENT, TURNS_PER_REQUIREMENT, UNCAPPED_TURNS,
+                                       run_task, session_budget, webdev_env)
+    from benchmarks.webdev import build_parser
+
+    default = session_budget(4)
+    assert default.max_turns == UNCAPPED_TURNS and default.max_wall_s == 4 * SECONDS_PER_REQUIREMENT
+    assert session_budget(4, turns_per_requirement=TURNS_PER_REQUIREMENT).max_turns == 30 * 4 * MAX_ATTEMPTS
+    for entry in (run_task, webdev_env):
+        assert inspect.signature(entry).parameters["turns_per_requirement"].default is None
+    assert build_parser().parse_args(["--policy", "reference", "--out", "x"]).turns_per_requirement is None

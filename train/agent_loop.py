@@ -42,8 +42,8 @@ from aesenv.kinds import mode_of
 from aesenv.envs.refine import AsyncRefineEnv, RefineBudget
 from aesenv.rewards import RewardPipeline, RewardRecord
 from aesenv.tasks import Task
-from train.credit import (MAX_SAMPLES, MessageTree, TreeMessage, keep_recent, segment_offsets, select_paths,
-                          starting_potentials)
+from train.credit import (MAX_SAMPLES, MessageTree, TreeMessage, keep_recent, response_room, segment_offsets,
+                          select_paths, starting_potentials)
 from train.estimators import credit_scores
 from train.reward import pipeline_config, reward_fields, shared_pipeline, task_of
 
@@ -131,7 +131,7 @@ class SegmentSample(AgentLoopOutput):
 class AesRefineAgentLoop(AgentLoopBase):
     def __init__(self, *args: Any, context: dict[str, Any] | None = None, max_samples: int = MAX_SAMPLES,
                  budget: dict[str, Any] | None = None, rollout_window: int | None = None,
-                 env_url: str | None = None, **kwargs: Any) -> None:
+                 sample_cap: int | None = None, env_url: str | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.env_url = env_url  # run the episodes in envs served there (`aesenv serve`), scored by its pipeline
         self.budget = RefineBudget(**dict(budget)) if budget else None  # else the env's own
@@ -139,6 +139,9 @@ class AesRefineAgentLoop(AgentLoopBase):
             log.warning("%s: budget %s is not sent to the served env at %s; its own budget applies",
                         AGENT_NAME, self.budget, env_url)
         self.response_length = self.rollout_config.response_length  # a sample's cap (its most recent tokens)
+        # WebCoder caps a sample's whole path, prompt and response together (65,536 tokens); None: the
+        # response alone is capped, at the response length.
+        self.sample_cap = sample_cap
         # How far one context's response may grow while the policy works in it (WebCoder: 116,736
         # tokens, above its 65,536-token sample cap); by default the sample cap.
         self.window = int(rollout_window or self.response_length)
@@ -297,7 +300,8 @@ class AesRefineAgentLoop(AgentLoopBase):
             for key, first, last in path.replies:
                 if key not in trains:
                     mask[first:last] = [0] * (last - first)
-            response, mask = keep_recent(path.ids[path.prompt_length:], mask, self.response_length)
+            room = response_room(path.prompt_length, self.response_length, self.sample_cap)
+            response, mask = keep_recent(path.ids[path.prompt_length:], mask, room)
             logprobs = path.logprobs[len(path.logprobs) - len(response):] if path.logprobs else None
             cut.append((path, response, mask, logprobs))
         counts = [sum(mask) for _, _, mask, _ in cut]

@@ -176,6 +176,17 @@ def _common_prefix(nodes: list[TreeMessage], path: list[TreeMessage]) -> int:
     return shared
 
 
+def response_room(prompt_length: int, response_length: int, sample_cap: int | None = SAMPLE_TOKEN_CAP) -> int:
+    """How many response tokens a sample keeps: at most veRL's response length and, with
+    WebCoder's cap on the whole path (prompt and response together), what the prompt leaves of
+    `sample_cap`. `sample_cap=None` caps the response alone."""
+    if sample_cap is None:
+        return response_length
+    if prompt_length >= sample_cap:
+        raise ValueError(f"a {prompt_length}-token prompt leaves no room under the {sample_cap}-token sample cap")
+    return min(response_length, sample_cap - prompt_length)
+
+
 def keep_recent(token_ids: Sequence[int], loss_mask: Sequence[int], cap: int = SAMPLE_TOKEN_CAP
                 ) -> tuple[list[int], list[int]]:
     """A sample over the cap keeps its most recent tokens (the latest turns carry the segment's work)."""

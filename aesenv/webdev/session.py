@@ -39,7 +39,10 @@ from aesenv.webdev.tasks import CompositeTask
 log = logging.getLogger(__name__)
 MAX_ATTEMPTS = 3
 SECONDS_PER_REQUIREMENT = 1200.0
+# Ours, off by default (Webdev-Bench budgets a session by wall time alone): a turn cap of this many
+# turns per requirement and attempt (`turns_per_requirement=TURNS_PER_REQUIREMENT`).
 TURNS_PER_REQUIREMENT = 30
+UNCAPPED_TURNS = 1_000_000  # no turn cap: the wall-clock budget ends the session
 _STARTS = {"reference": "reference", "description": "scaffold", "project": "files"}
 End = Literal["done", "time_budget", "turn_budget", "agent_error", "infra_error"]
 
@@ -126,14 +129,22 @@ def delivered(info: dict[str, Any]) -> bool:
     return any(result["name"] == "submit" and result["ok"] for result in info.get("tool_results", []))
 
 
+def session_budget(requirements: int, seconds_per_requirement: float = SECONDS_PER_REQUIREMENT,
+                   turns_per_requirement: int | None = None) -> RefineBudget:
+    """A session's budget: wall time per requirement, and no turn cap unless `turns_per_requirement`
+    (ours) caps the turns per requirement and attempt."""
+    turns = UNCAPPED_TURNS if turns_per_requirement is None else turns_per_requirement * requirements * MAX_ATTEMPTS
+    return RefineBudget(max_turns=turns, max_wall_s=seconds_per_requirement * requirements, run_timeout_s=60.0)
+
+
 def webdev_env(task: CompositeTask, *, pipeline: RewardPipeline,
-               seconds_per_requirement: float = SECONDS_PER_REQUIREMENT) -> AsyncRefineEnv:
+               seconds_per_requirement: float = SECONDS_PER_REQUIREMENT,
+               turns_per_requirement: int | None = None) -> AsyncRefineEnv:
     """The project env as a Webdev-Bench session drives it: the task's opening message, a submit
-    that delivers, budgets per requirement, and no score of its own (the session's user and
+    that delivers, a wall-time budget per requirement (and, ours, a turn cap per requirement and
+    attempt with `turns_per_requirement`), and no score of its own (the session's user and
     grader judge the deliveries)."""
-    n = len(task.requirements)
-    budget = RefineBudget(max_turns=TURNS_PER_REQUIREMENT * n * MAX_ATTEMPTS, max_wall_s=seconds_per_requirement * n,
-                          run_timeout_s=60.0)
+    budget = session_budget(len(task.requirements), seconds_per_requirement, turns_per_requirement)
     return make_project_env([project_task(task)], pipeline=pipeline, budget=budget, end_rule=DELIVERY,
                             opening=lambda _: opening(task), score_at_end=False)
 
@@ -148,11 +159,12 @@ class _Session:
     """The state of one task's run: the env, the conversation, the recording and the budget."""
 
     def __init__(self, task: CompositeTask, agent: Agent, pipeline: RewardPipeline, user: SimulatedUser,
-                 grader: Grader, seconds_per_requirement: float) -> None:
+                 grader: Grader, seconds_per_requirement: float, turns_per_requirement: int | None = None) -> None:
         self.task, self.agent, self.pipeline, self.user, self.grader = task, agent, pipeline, user, grader
         self.started = time.monotonic()
         self.deadline = self.started + seconds_per_requirement * len(task.requirements)
-        self.env = webdev_env(task, pipeline=pipeline, seconds_per_requirement=seconds_per_requirement)
+        self.env = webdev_env(task, pipeline=pipeline, seconds_per_requirement=seconds_per_requirement,
+                              turns_per_requirement=turns_per_requirement)
         self.record = WebdevRecord(task_id=task.id, title=task.title, start=task.start, policy=agent.name,
                                    user=user.name, grader=grader.name, end="done")
         self.trajectory = Trajectory(env_id="webdev", task=project_task(task).model_dump(mode="json"),
@@ -270,8 +282,9 @@ class _Session:
 
 
 async def run_task(task: CompositeTask, agent: Agent, pipeline: RewardPipeline, user: SimulatedUser, *,
-                   grader: Grader | None = None, seconds_per_requirement: float = SECONDS_PER_REQUIREMENT) -> TaskRun:
+                   grader: Grader | None = None, seconds_per_requirement: float = SECONDS_PER_REQUIREMENT,
+                   turns_per_requirement: int | None = None) -> TaskRun:
     """The rounds, then terminal acceptance (by the items' checks unless `grader` says otherwise).
     Never raises: what the agent or its project does is in the record, and so is our failure."""
     return await _Session(task, agent, pipeline, user, grader or CheckGrader(),
-                          seconds_per_requirement).run()
+                          seconds_per_requirement, turns_per_requirement).run()

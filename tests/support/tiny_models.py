@@ -87,12 +87,23 @@ if __name__ == "__main__":
 
 
 VL_TOKENS = ["<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"]
+# Qwen2-VL's way of placing a picture in the chat text: the processor widens the pad to the
+# picture's token count (one per 28x28 block after resizing, for patch 14 and merge 2).
+VL_CHAT_TEMPLATE = CHATML_WITH_TOOLS.replace(
+    "{% if p['type'] == 'text' %}{{ p['text'] }}",
+    "{% if p['type'] == 'text' %}{{ p['text'] }}"
+    "{% elif p['type'] == 'image' %}<|vision_start|><|image_pad|><|vision_end|>")
+# Qwen2.5-VL's published preprocessor bounds (min_pixels 3136, max_pixels 12845056); transformers'
+# own Qwen2-VL default caps a picture at 1280 blocks (1,003,520 pixels).
+QWEN25_VL_PIXELS = {"shortest_edge": 3136, "longest_edge": 12845056}
 
 
-def build_processor():
+def build_processor(pixels: dict[str, int] | None = None):
     """A Qwen2-VL processor over the tiny tokenizer, built in-process: transformers' PIL image
-    processor, and a placeholder video processor (the video one needs torchvision, which this CPU
-    build lacks; images never reach it). Enough for veRL's RLHFDataset to place images."""
+    processor (bounded by `pixels`, e.g. `QWEN25_VL_PIXELS`; default transformers' own), a chat
+    template that places each picture's tokens, and a placeholder video processor (the video one
+    needs torchvision, which this CPU build lacks; images never reach it). The text tokenizer is
+    the tiny byte-level one: it spends more tokens on a text than Qwen's 151k-token vocabulary."""
     from transformers import Qwen2VLProcessor
     from transformers.models.qwen2_vl import Qwen2VLImageProcessorPil
     from transformers.processing_utils import ProcessorMixin
@@ -100,10 +111,11 @@ def build_processor():
 
     fast = tokenizer()
     fast.add_special_tokens({"additional_special_tokens": VL_TOKENS})
+    image_processor = Qwen2VLImageProcessorPil(**({"size": pixels} if pixels else {}))
     check = ProcessorMixin.check_argument_for_proper_class
     ProcessorMixin.check_argument_for_proper_class = lambda self, name, arg: None  # the placeholder video processor
     try:
-        return Qwen2VLProcessor(image_processor=Qwen2VLImageProcessorPil(), tokenizer=fast,
-                                video_processor=BaseVideoProcessor(), chat_template=fast.chat_template)
+        return Qwen2VLProcessor(image_processor=image_processor, tokenizer=fast,
+                                video_processor=BaseVideoProcessor(), chat_template=VL_CHAT_TEMPLATE)
     finally:
         ProcessorMixin.check_argument_for_proper_class = check

@@ -33,7 +33,7 @@ class WebKind(Kind):
     channel_classes = (ExecutionChannel, StaticChannel, InteractiveChannel, *VERIFIER_CHANNELS)
     judges = PAGE_JUDGE
     rewards = {"paper": "paper", "normalized": "normalized", "aescode": "aescode",
-               "aescode_checklist": "aescode_checklist"}
+               "aescode_channels": "aescode_channels"}
 
     def live_for_potential(self, task: Task) -> bool:
         return bool(task.requirements or task.canvas)  # charts and tables are read from the open page

@@ -23,7 +23,7 @@ VERIFIER_CHANNELS = (RenderableChannel, TextChannel, BoundaryChannel, TableChart
 # AesCode's seven reward channels as published: s_exec is renderability, one table/chart channel.
 AESCODE_CHANNELS = ["renderable", "text", "boundary", "table_chart", "layout", "whitespace", "vgr"]
 # Ours beside them: AesCoder's lint as execution, table and chart apart, the VLM checklist, and the
-# parsed design graph as evidence (`aescode_checklist` reports the checklist under Visual).
+# parsed design graph as evidence (AesCode reports the checklist as Visual: `aescode`).
 AESCODE_EXTENDED_CHANNELS = ["execution", "text", "boundary", "chart", "table", "layout", "whitespace", "vgr",
                              "checklist", "design_graph"]
 
