@@ -598,7 +598,6 @@ class Actor:
         elapsed = sum(duration_ms(action) for action in actions)
 
         idle_start, before, state_before = await self._left_alone(actions[0], elapsed)
-        await self._same_luck()
         # The frame before is decoded and thumbnailed while the page acts (it is needed either way).
         prepared = asyncio.ensure_future(off_the_loop(lambda: before.jpeg_b64))
 
@@ -637,7 +636,6 @@ class Actor:
         await self._input(live.page.mouse.move(*point))
         await live.ask(_PRIME, list(point))
         idle_start, before, state_before = await self._left_alone(Action(kind="click"), SETTLE_MS)
-        await self._same_luck()
         errors_before = len(live.page_errors)
         async with live.settles_navigation():
             await self._input(live.page.mouse.click(*point))
@@ -656,12 +654,15 @@ class Actor:
         """Let the page idle for `elapsed` and return the screenshot it started from (None when it
         stayed still: its idle change is 0, see the module), the one it ended on, and the
         observer's state then. A page that moved is measured over a second idle window. Each
-        frame is taken right after the observer's call, which ends the transitions under way."""
+        frame is taken right after the observer's call, which ends the transitions under way. The
+        page's draws are left started afresh for the action that follows (`_same_luck`)."""
         live = self.live
         if action.kind == "wait":  # waiting is the action: there is no idle to compare with
             await live.ask(_OBSERVE, "idle")
             state = await live.ask(_OBSERVE, "act")
-            return None, Frame(await live.screenshot()), state
+            before = Frame(await live.screenshot())
+            await self._same_luck()
+            return None, before, state
         self._windows += 1
         start = await live.ask(_OBSERVE, "idle")
         idle_start = Frame(await live.screenshot()) if start["moving"] else None
@@ -676,6 +677,7 @@ class Actor:
             await self._idle(elapsed)
             state = await live.ask(_OBSERVE, "act")
             before = Frame(await live.screenshot())
+        await self._same_luck()
         return idle_start, before, state
 
     async def _same_luck(self) -> None:
