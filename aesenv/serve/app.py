@@ -47,6 +47,7 @@ from starlette.routing import Mount, Route
 
 from aesenv.version import __version__
 from aesenv.serve import describe
+from aesenv.serve.forms import served_mode
 from aesenv.serve.models import (AesAction, AesObservation, AesState, ScoreRequest, ScoreResponse, TaskPage,
                                  TaskSummary)
 from aesenv.serve.sessions import CONNECTION, AesServedEnv, Connection, Hub, ServeSettings
@@ -257,7 +258,7 @@ def env_routes(app: FastAPI, hub: Hub, env_id: str) -> None:
     for route in app.router.routes:
         if isinstance(route, APIRoute) and route.path in ("/reset", "/step", "/state"):
             route.description = (route.description or "") + STATELESS_NOTE
-    single = describe.mode_of_served(env_id) == "single"
+    single = served_mode(env_id) == "single"
 
     @app.get("/schema", tags=["Schema"], summary="Every message's schema, reset's parameters, action forms, budgets")
     async def schema() -> dict[str, Any]:

@@ -13,10 +13,9 @@ from typing import Any
 
 from openenv.core.env_server.types import EnvironmentMetadata
 
-from aesenv.serve.forms import ANSWER_TOOL, FORMS
+from aesenv.serve.forms import ANSWER_TOOL, FORMS, served_mode
 from aesenv.serve.models import (ENDS_EPISODE, AesAction, AesObservation, AesState, ResetParams, ScoreRequest,
                                  ScoreResponse, SessionOptions, TaskPage)
-from aesenv.serve.webdev import WEBDEV_ENV_ID
 from aesenv.version import __version__
 
 CALLS: dict[str, dict[str, Any]] = {
@@ -51,15 +50,9 @@ ERRORS: dict[str, str] = {
 }
 
 
-def mode_of_served(env_id: str) -> str:
-    from aesenv.kinds import mode_of
-
-    return "webdev" if env_id == WEBDEV_ENV_ID else mode_of(env_id)[1]
-
-
 def schema(hub: Any, env_id: str) -> dict[str, Any]:
     """GET /<env>/schema: OpenEnv's three schemas (the real state model) and what else a client needs."""
-    mode = mode_of_served(env_id)
+    mode = served_mode(env_id)
     budget = hub.budget(env_id)
     return {
         "env_id": env_id, "mode": mode,
@@ -95,7 +88,7 @@ def _episode(mode: str, budget: Any) -> str:
 
 def readme(hub: Any, env_id: str) -> str:
     """The env's readme (markdown), as `/metadata`'s `readme_content`."""
-    mode = mode_of_served(env_id)
+    mode = served_mode(env_id)
     forms = FORMS[mode].described
     tools = [ANSWER_TOOL] if mode == "single" else hub.tools(env_id)
     lines = [f"# {env_id}", "", _summary(env_id, mode), "",
@@ -137,7 +130,7 @@ def _summary(env_id: str, mode: str) -> str:
 
 def metadata(hub: Any, env_id: str) -> EnvironmentMetadata:
     return EnvironmentMetadata(name=env_id, version=__version__, author="aesenv", readme_content=readme(hub, env_id),
-                               description=f"aesenv {env_id} ({mode_of_served(env_id)}): code aesthetics, rendered in "
+                               description=f"aesenv {env_id} ({served_mode(env_id)}): code aesthetics, rendered in "
                                            "a hermetic browser and scored by aesenv's reward pipeline")
 
 

@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from aesenv.envs.tools import tool_schemas
+from aesenv.kinds import mode_of
 from aesenv.serve.models import AesAction
+from aesenv.serve.webdev import WEBDEV_ENV_ID
 from aesenv.text import shown
 
 ANSWER_TOOL_NAME = "answer"
@@ -121,7 +123,12 @@ _MULTI = {
                   "as a turn, as it does locally",
 }
 
+def served_mode(env_id: str) -> str:
+    """How a served env plays, the key of `FORMS`: `single`, `refine` or `webdev`."""
+    return "webdev" if env_id == WEBDEV_ENV_ID else mode_of(env_id)[1]
+
+
 FORMS: dict[str, Forms] = {"single": Forms(single_answer, _SINGLE), "refine": Forms(as_the_core_takes_it, _MULTI),
                            "webdev": Forms(as_the_core_takes_it, _MULTI)}
 
-__all__ = ["ANSWER_TOOL", "ANSWER_TOOL_NAME", "FORMS", "BadAction", "Forms", "single_answer"]
+__all__ = ["ANSWER_TOOL", "ANSWER_TOOL_NAME", "FORMS", "BadAction", "Forms", "served_mode", "single_answer"]

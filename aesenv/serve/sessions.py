@@ -42,10 +42,10 @@ from aesenv.version import __version__
 from aesenv.envs import make_core
 from aesenv.envs.base import utf8_clean
 from aesenv.envs.refine import as_text
-from aesenv.kinds import env_ids, mode_of
+from aesenv.kinds import env_ids
 from aesenv.llm.client import image_part
 from aesenv.rewards import PipelineConfig, RewardPipeline
-from aesenv.serve.forms import FORMS, BadAction
+from aesenv.serve.forms import FORMS, BadAction, served_mode
 from aesenv.serve.models import (ENDS_EPISODE, AesAction, AesObservation, AesState, ErrorInfo, ResetParams,
                                  SessionOptions)
 from aesenv.serve.shaping import FrameStore, chosen_reward, frames_by_reference, shape_images
@@ -137,13 +137,13 @@ class Hub:
     def tools(self, env_id: str) -> list[dict]:
         """The tools (OpenAI schemas) the env's episodes offer; none for Webdev-Bench, whose tools
         come with its rounds, and none for single-turn envs (their `answer` tool: `forms`)."""
-        if env_id == WEBDEV_ENV_ID or mode_of(env_id)[1] == "single":
+        if served_mode(env_id) != "refine":
             return []
         return list(self.described(env_id).tools)
 
     def budget(self, env_id: str) -> Any:
         """The refine envs' `RefineBudget` (None: a single step, or Webdev-Bench's own rounds)."""
-        if env_id == WEBDEV_ENV_ID or mode_of(env_id)[1] == "single":
+        if served_mode(env_id) != "refine":
             return None
         return self.described(env_id).budget
 
@@ -168,7 +168,7 @@ class AesServedEnv(Environment[AesAction, AesObservation, AesState]):
     def __init__(self, hub: Hub, env_id: str) -> None:
         super().__init__()
         self.hub, self.env_id = hub, env_id
-        self.mode = "webdev" if env_id == WEBDEV_ENV_ID else mode_of(env_id)[1]
+        self.mode = served_mode(env_id)
         self.core: Any = None
         self.created = time.monotonic()
         self.episode_id: str | None = None
