@@ -1,0 +1,246 @@
+"""The AesCoder recipe in miniature: does a policy trained on aesenv's reward get better?
+
+    python -m train.toy --out runs/toy [--grpo-steps 12]
+
+1. Stage-I answers: the `template` policy's page for each built-in web prompt (`train.data --sft`).
+2. A tiny decoder built here (no download) with a byte-level BPE fitted to those pages and prompts.
+   Its merges cross word boundaries, so a 15 KB page is a few hundred tokens: short enough for
+   a CPU to sample a group of them per step. This makes the toy easy to imitate, not the reward
+   easy to earn: the reward still comes from rendering what the model samples.
+3. Stage-I SFT with transformers' `Trainer`, the loss on the answer only (veRL's SFT trainer is the
+   GPU path, `train/scripts/sft_stage1.sh`).
+4. GRPO-AR through veRL's own trainer (`train.smoke`, the shipped `grpo_ar_single_turn` config
+   with size overrides, the offline judge), its rollouts dumped per step.
+5. The reward curve (mean and spread per step, `reward_curve.png`) and a verdict: do the last
+   steps beat the first by more than their standard error? `toy.json` holds the numbers and, when
+   the answer is no, what the rollouts say about why (spread within groups, gate failures, length).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import statistics
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+# ChatML: the layout veRL's chat datasets and TRL's prompt-completion masking both expect.
+CHATML = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def template_answers(spec: str, path: Path) -> list[dict[str, str]]:
+    """The template policy's answer to every task of `spec`, as `{id, answer}` JSONL at `path`."""
+    from aesenv.policy import make_policy
+    from aesenv.tasks import load_tasks
+
+    policy = make_policy("template")
+
+    async def answer_all() -> list[dict[str, str]]:
+        return [{"id": t.id, "answer": await policy.generate(t)} for t in load_tasks(spec)]
+
+    rows = asyncio.run(answer_all())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return rows
+
+
+def build_model(path: Path, texts: list[str], *, vocab_size: int = 8000, hidden: int = 256, layers: int = 2) -> None:
+    """A tiny random decoder and a tokenizer fitted to `texts`, saved as a Hugging Face model folder.
+
+    Granite's architecture (Llama's, with unit multipliers) rather than Qwen2's: `AutoTokenizer`
+    loads a Granite folder's tokenizer as saved, while Qwen2's tokenizer class puts its own word
+    splitting in front and would cut each page back into thousands of tokens."""
+    import torch
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import GraniteConfig, GraniteForCausalLM, PreTrainedTokenizerFast
+
+    bpe = Tokenizer(models.BPE())
+    # No pre-split on spaces: merges may span words, so repeated markup becomes single tokens.
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    bpe.decoder = decoders.ByteLevel()
+    bpe.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIALS,
+                                                       initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                                       max_token_length=64))
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>")
+    tokenizer.chat_template = CHATML
+    tokenizer.save_pretrained(path)
+    config = GraniteConfig(vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=2 * hidden,
+                           num_hidden_layers=layers, num_attention_heads=hidden // 64, num_key_value_heads=1,
+                           max_position_embeddings=4096, eos_token_id=tokenizer.eos_token_id,
+                           pad_token_id=tokenizer.pad_token_id, tie_word_embeddings=True)
+    torch.manual_seed(0)
+    GraniteForCausalLM(config).save_pretrained(path)
+
+
+def sft(model: Path, data: Path, out: Path, *, epochs: int, lr: float) -> dict[str, Any]:
+    """Stage-I SFT on `data/train.parquet` (`train.data --sft` rows), the loss on the answer only;
+    the model lands in `out`. transformers' `Trainer`: TRL's SFTTrainer computes its loss with a
+    chunked kernel that costs this CPU six times the step."""
+    import pandas as pd
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer, TrainingArguments
+
+    tokenizer = AutoTokenizer.from_pretrained(model)
+    examples = []
+    for row in pd.read_parquet(data / "train.parquet").to_dict("records"):
+        messages = list(row["messages"])
+        prompt = tokenizer.apply_chat_template(messages[:-1], add_generation_prompt=True, tokenize=False)
+        prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+        answer_ids = tokenizer(messages[-1]["content"], add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+        examples.append({"input_ids": prompt_ids + answer_ids, "labels": [-100] * len(prompt_ids) + answer_ids})
+
+    def collate(batch: list[dict[str, list[int]]]) -> dict[str, torch.Tensor]:
+        width = max(len(x["input_ids"]) for x in batch)
+        pad = tokenizer.pad_token_id
+        return {"input_ids": torch.tensor([x["input_ids"] + [pad] * (width - len(x["input_ids"])) for x in batch]),
+                "labels": torch.tensor([x["labels"] + [-100] * (width - len(x["labels"])) for x in batch]),
+                "attention_mask": torch.tensor([[1] * len(x["input_ids"]) + [0] * (width - len(x["input_ids"]))
+                                                for x in batch])}
+
+    args = TrainingArguments(output_dir=str(out / "trainer"), num_train_epochs=epochs, learning_rate=lr,
+                             per_device_train_batch_size=2, lr_scheduler_type="cosine", warmup_steps=0.1,
+                             logging_steps=10, save_strategy="no", report_to=[], use_cpu=True, seed=0,
+                             dataloader_num_workers=0, remove_unused_columns=False, disable_tqdm=True)
+    trainer = Trainer(model=AutoModelForCausalLM.from_pretrained(model), args=args, train_dataset=examples,
+                      data_collator=collate)
+    result = trainer.train()
+    trainer.save_model(str(out))
+    tokenizer.save_pretrained(out)
+    losses = [e["loss"] for e in trainer.state.log_history if "loss" in e]
+    return {"steps": result.global_step, "first_loss": losses[0] if losses else None,
+            "last_loss": losses[-1] if losses else None, "seconds": result.metrics.get("train_runtime"),
+            "answer_tokens_mean": statistics.fmean(sum(t != -100 for t in x["labels"]) for x in examples)}
+
+
+@dataclass
+class StepRewards:
+    step: int
+    n: int
+    mean: float
+    std: float
+    gate_failures: float      # share of rollouts scored on execution alone (the page failed its lint)
+    mean_length: float        # characters per answer
+    within_group_std: float   # mean spread of the reward inside a prompt's group (GRPO's signal)
+
+
+def _gate_failures(lines: list[dict[str, Any]]) -> float:
+    """Share of answers the execution gate closed on: `aes_execution` below 1 where the dump carries
+    it, else a negative score (behind the gate only a closed gate scores below 0: -0.1)."""
+    values = [float(x["aes_execution"]) for x in lines if x.get("aes_execution") is not None]
+    if values:
+        return sum(v < 1 for v in values) / len(values)
+    return sum(float(x["score"]) < 0 for x in lines) / len(lines)
+
+
+def read_rollouts(folder: Path) -> list[StepRewards]:
+    """Per-step reward statistics from veRL's rollout dumps (`trainer.rollout_data_dir`: `<step>.jsonl`,
+    one line per sampled answer with its `input`, `output` and `score`)."""
+    steps = []
+    for path in sorted(folder.glob("*.jsonl"), key=lambda p: int(p.stem)):
+        lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        scores = [float(x["score"]) for x in lines if x.get("score") is not None and math.isfinite(float(x["score"]))]
+        if not scores:
+            continue
+        groups: dict[str, list[float]] = {}
+        for x in lines:
+            groups.setdefault(x["input"], []).append(float(x["score"]))
+        spreads = [statistics.pstdev(g) for g in groups.values() if len(g) > 1]
+        steps.append(StepRewards(
+            step=int(path.stem), n=len(scores), mean=statistics.fmean(scores),
+            std=statistics.pstdev(scores),
+            gate_failures=_gate_failures(lines),
+            mean_length=statistics.fmean(len(x["output"]) for x in lines),
+            within_group_std=statistics.fmean(spreads) if spreads else 0.0))
+    return steps
+
+
+def verdict(curve: list[StepRewards], window: int) -> dict[str, Any]:
+    """Does the mean reward of the last `window` steps beat the first `window` by more than the
+    standard error of that difference (over the rollouts of those steps)?"""
+    if len(curve) < 2 * window:
+        raise ValueError(f"{len(curve)} steps logged: need at least {2 * window} for a window of {window}")
+    first, last = curve[:window], curve[-window:]
+
+    def pooled(part: list[StepRewards]) -> tuple[float, float, int]:
+        n = sum(s.n for s in part)
+        mean = sum(s.mean * s.n for s in part) / n
+        var = sum(s.n * (s.std ** 2 + (s.mean - mean) ** 2) for s in part) / n
+        return mean, var, n
+
+    (m1, v1, n1), (m2, v2, n2) = pooled(first), pooled(last)
+    se = math.sqrt(v1 / n1 + v2 / n2)
+    return {"first_mean": m1, "last_mean": m2, "difference": m2 - m1, "standard_error": se,
+            "window_steps": window, "learns": (m2 - m1) > se}
+
+
+def plot(curve: list[StepRewards], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    steps = [s.step for s in curve]
+    means = [s.mean for s in curve]
+    fig, ax = plt.subplots(figsize=(7, 4), dpi=100)
+    ax.fill_between(steps, [s.mean - s.std for s in curve], [s.mean + s.std for s in curve], alpha=0.25,
+                    label="± 1 std (all rollouts)")
+    ax.plot(steps, means, marker="o", label="mean reward")
+    ax.set_xlabel("GRPO-AR step")
+    ax.set_ylabel("reward (paper aggregate, offline judge)")
+    ax.set_title("Toy learning check: tiny model after Stage-I SFT")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def why_not(curve: list[StepRewards]) -> dict[str, float]:
+    """The numbers that explain a flat curve: GRPO has nothing to push on when groups do not vary."""
+    return {"mean_within_group_std": statistics.fmean(s.within_group_std for s in curve),
+            "mean_gate_failures": statistics.fmean(s.gate_failures for s in curve),
+            "length_first": curve[0].mean_length, "length_last": curve[-1].mean_length}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m train.toy", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--tasks", default="builtin:web")
+    parser.add_argument("--sft-epochs", type=int, default=40)
+    parser.add_argument("--sft-lr", type=float, default=2e-3)
+    parser.add_argument("--grpo-steps", type=int, default=12)
+    parser.add_argument("--window", type=int, default=3, help="steps compared at each end of the curve")
+    args = parser.parse_args(argv)
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    from aesenv.tasks import load_tasks
+    from train.data import build, chat_prompt
+
+    answers = template_answers(args.tasks, out / "answers.jsonl")
+    texts = [r["answer"] for r in answers] + [m["content"] for t in load_tasks(args.tasks) for m in chat_prompt(t)]
+    build_model(out / "base", texts)
+    build(args.tasks, out / "sft_data", sft_answers=str(out / "answers.jsonl"), val_fraction=0.0)
+    report: dict[str, Any] = {"sft": sft(out / "base", out / "sft_data", out / "sft", epochs=args.sft_epochs,
+                                         lr=args.sft_lr)}
+    print(json.dumps({"sft": report["sft"]}), flush=True)
+    from train.smoke import grpo_learning_run
+
+    report["grpo"] = grpo_learning_run(out / "sft", args.tasks, out / "grpo", steps=args.grpo_steps)
+    curve = read_rollouts(out / "grpo" / "rollouts")
+    report["curve"] = [asdict(s) for s in curve]
+    plot(curve, out / "reward_curve.png")
+    report["verdict"] = verdict(curve, args.window)
+    if not report["verdict"]["learns"]:
+        report["why_not"] = why_not(curve)
+    (out / "toy.json").write_text(json.dumps(report, indent=2))
+    print(json.dumps(report["verdict"]))
+
+
+if __name__ == "__main__":
+    main()
