@@ -11,7 +11,8 @@ fresh interpreter):
   loads nothing). Function-level imports count, and so do imports under
   `if TYPE_CHECKING:`: a type a module names is a dependency a reader follows.
 - `import aesenv` and `import aesenv.render` load no kind, and `import aesenv` none of
-  Playwright, torch or the OpenAI SDK: kinds are registered by entry point and loaded on first use.
+  Playwright, torch or the OpenAI SDK: kinds are registered by entry point and loaded on first use;
+  `gym.make("AesWeb-v0")` loads the web kind only (a pipeline builds a kind's parts on its first task).
 """
 
 from __future__ import annotations
@@ -272,6 +273,14 @@ def test_a_kind_loads_on_first_lookup():
     loaded = _loaded_after("import gymnasium as gym, aesenv\nassert 'AesPlot-v0' in gym.registry\n"
                            "from aesenv.kinds import KINDS\nKINDS['plot']")
     assert "aesenv.kinds.plot.kind" in loaded and "aesenv.kinds.project.kind" not in loaded
+
+
+def test_making_a_web_env_loads_no_other_kind():
+    """A pipeline builds a kind's parts on its first task: the web env loads neither the plot nor
+    the project kind (nor, through them, the OpenAI SDK the plot judges import)."""
+    loaded = _loaded_after("import gymnasium as gym, aesenv\nenv = gym.make('AesWeb-v0')")
+    others = sorted(m for m in loaded if m.startswith(("aesenv.kinds.plot", "aesenv.kinds.project")))
+    assert "aesenv.kinds.web.kind" in loaded and not others, f"gym.make('AesWeb-v0') loaded {others}"
 
 
 def test_the_checker_finds_a_cycle_and_an_application_import(tmp_path):

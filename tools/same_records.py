@@ -9,6 +9,13 @@ interaction benchmark's pages with the offline judge, keep each record's `determ
 `compare` lists every record that differs from all of the first files (score the old checkout
 twice and pass both: a page that differs between two runs of the same code is the page's noise,
 not the change's) and exits non-zero when one does.
+
+    python tools/same_records.py folders runs/before[,runs/before2] runs/after
+
+`folders` compares what a command wrote (`aesenv demo --out`, `aesenv bench forgery --out`, ...):
+every `.json` and `.jsonl` file under the first folder(s) against the same path under the last,
+field by field, with wall-clock fields (`TIMING_KEYS`) and the folders' own paths left out. A
+field that differs between two runs of the old code is noise and is not counted.
 """
 
 from __future__ import annotations
@@ -58,6 +65,60 @@ def differences(old: Any, new: Any, path: str = "") -> list[str]:
     return [] if old == new else [f"{path}: {str(old)[:100]!r} -> {str(new)[:100]!r}"]
 
 
+# Fields a run writes that are clocks, not results: left out wherever they appear.
+TIMING_KEYS = frozenset({"timings_ms", "median_score_ms", "wall_s", "elapsed_s", "elapsed_ms", "started_at",
+                         "finished_at", "duration_s", "seconds", "ms", "date"})
+
+
+def _untimed(value: Any, roots: tuple[str, ...]) -> Any:
+    """`value` without `TIMING_KEYS` (at any depth), with each of `roots` (the folders compared)
+    replaced by `<out>` wherever a string names it."""
+    if isinstance(value, dict):
+        return {k: _untimed(v, roots) for k, v in value.items() if k not in TIMING_KEYS}
+    if isinstance(value, list):
+        return [_untimed(v, roots) for v in value]
+    if isinstance(value, str):
+        for root in roots:
+            value = value.replace(root, "<out>")
+    return value
+
+
+def _documents(folder: Path) -> dict[str, Any]:
+    """Every JSON document under `folder`, by relative path (a JSONL file's lines as `path#n`)."""
+    found: dict[str, Any] = {}
+    roots = (str(folder.resolve()), str(folder))
+    for path in sorted(folder.rglob("*")):
+        relative = path.relative_to(folder).as_posix()
+        if path.suffix == ".json":
+            found[relative] = _untimed(json.loads(path.read_text()), roots)
+        elif path.suffix == ".jsonl":
+            for number, line in enumerate(path.read_text().splitlines()):
+                if line.strip():
+                    found[f"{relative}#{number}"] = _untimed(json.loads(line), roots)
+    return found
+
+
+def compare_folders(olds: list[Path], new_path: Path) -> int:
+    """Every document of the old folder(s) against the new one; non-zero exit when one differs
+    beyond what differs between the old runs themselves, or when a document is missing."""
+    before = [_documents(p) for p in olds]
+    after = _documents(new_path)
+    changed = 0
+    for key in sorted(set(before[0]) | set(after)):
+        if key not in after or key not in before[0]:
+            changed += 1
+            print(f"{key}: only in {'the old' if key in before[0] else 'the new'} folder")
+            continue
+        found = differences(before[0][key], after[key])
+        noise = {d.split(":")[0] for run in before[1:] if key in run for d in differences(before[0][key], run[key])}
+        real = [d for d in found if d.split(":")[0] not in noise]
+        if real:
+            changed += 1
+            print(f"{key}: {len(real)} differences", *(f"    {d}" for d in real[:8]), sep="\n")
+    print(f"{len(after) - changed}/{len(after)} documents the same ({', '.join(map(str, olds))} -> {new_path})")
+    return 1 if changed else 0
+
+
 def compare(olds: list[Path], new_path: Path) -> int:
     before = [json.loads(p.read_text()) for p in olds]
     after = json.loads(new_path.read_text())
@@ -78,6 +139,8 @@ def main(argv: list[str]) -> int:
         return 0
     if len(argv) == 3 and argv[0] == "compare":
         return compare([Path(p) for p in argv[1].split(",")], Path(argv[2]))
+    if len(argv) == 3 and argv[0] == "folders":
+        return compare_folders([Path(p) for p in argv[1].split(",")], Path(argv[2]))
     print(__doc__, file=sys.stderr)
     return 2
 

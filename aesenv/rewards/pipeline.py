@@ -78,8 +78,10 @@ class _KindParts:
 
 class RewardPipeline:
     """Owns the renderer, the linter, the sandbox, and per kind a judge and the configured
-    channels (built for every registered kind up front, so a bad option fails at start-up).
-    `judges` replaces the judge of a kind (`{"web": judge}`). `async with RewardPipeline() as p: ...`."""
+    channels, built on the kind's first task (so `gym.make("AesWeb-v0")` loads no other kind).
+    `validate()` builds every registered kind's parts at once, for a caller that wants a bad
+    option to fail at start-up. `judges` replaces the judge of a kind (`{"web": judge}`).
+    `async with RewardPipeline() as p: ...`."""
 
     def __init__(self, config: PipelineConfig | None = None, *, renderer: Renderer | None = None,
                  linter: HtmlHint | None = None, sandbox: Sandbox | None = None,
@@ -91,28 +93,50 @@ class RewardPipeline:
         self.backends = Backends(self.renderer, self.sandbox)
         self._given_judges = dict(judges or {})
         self._parts: dict[str, _KindParts] = {}
-        self._check_names()
+        self._names_checked = False
+
+    def validate(self) -> "RewardPipeline":
+        """Check the config's names and build every registered kind's judge and channels now
+        (loading every kind): what a pipeline did on construction before its parts were lazy. An
+        unknown channel, reward or option raises `ValueError` here rather than on a first task."""
+        self._check_names(every_kind=True)
         for name in KINDS:
             self._parts_of(KINDS[name])
+        return self
 
-    def _check_names(self) -> None:
-        """Channel names and the reward are the kinds': checked here, against every registered kind."""
-        offered = {name for kind in KINDS for name in KINDS[kind].channels}
+    def _check_names(self, first: Kind | None = None, *, every_kind: bool = False) -> None:
+        """Channel names and the reward are the kinds': each name must be offered by some
+        registered kind. Checked once, against `first` (the kind being built) and, only when it
+        does not offer everything the config names, against every kind: each check passes for a
+        few kinds only if it passes for all, so loading the rest is needed only to name an error."""
+        if self._names_checked:
+            return
+        problem = None if every_kind or first is None else self._names_problem([first])
+        if every_kind or first is None or problem is not None:
+            problem = self._names_problem([KINDS[name] for name in KINDS])
+        if problem is not None:
+            raise ValueError(problem)
+        self._names_checked = True
+
+    def _names_problem(self, kinds: list[Kind]) -> str | None:
+        """What in the config no kind in `kinds` offers (None: they offer all of it)."""
+        offered = {name for kind in kinds for name in kind.channels}
         unknown = [c for c in [*self.config.channels, *self.config.channel_options] if c not in offered]
         if unknown:
-            raise ValueError(f"unknown channels {unknown}; available: {sorted(offered)}")
-        declared = {name for kind in KINDS for name in KINDS[kind].rewards}
+            return f"unknown channels {unknown}; available: {sorted(offered)}"
+        declared = {name for kind in kinds for name in kind.rewards}
         if self.config.reward not in declared:
-            raise ValueError(f"reward {self.config.reward!r} is not declared by any kind; declared: {sorted(declared)}")
+            return f"reward {self.config.reward!r} is not declared by any kind; declared: {sorted(declared)}"
         for channel, given in self.config.channel_options.items():
-            taken = {option for kind in KINDS if channel in KINDS[kind].channels
-                     for option in KINDS[kind].channels[channel].Options.model_fields}
+            taken = {option for kind in kinds if channel in kind.channels
+                     for option in kind.channels[channel].Options.model_fields}
             if set(given) - taken:
-                raise ValueError(f"channel {channel!r} takes no option {sorted(set(given) - taken)}; "
-                                 f"its options: {sorted(taken)}")
+                return f"channel {channel!r} takes no option {sorted(set(given) - taken)}; its options: {sorted(taken)}"
+        return None
 
     def _parts_of(self, kind: Kind) -> _KindParts:
         if kind.name not in self._parts:
+            self._check_names(kind)
             for name in ("paper", "normalized"):
                 if name not in kind.rewards:
                     raise ValueError(f"kind {kind.name!r} declares no {name!r} reward (it declares {sorted(kind.rewards)})")

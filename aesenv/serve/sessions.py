@@ -94,7 +94,7 @@ class Hub:
 
     def __init__(self, settings: ServeSettings) -> None:
         self.settings = settings
-        self.pipeline = RewardPipeline(settings.pipeline)
+        self.pipeline = RewardPipeline(settings.pipeline).validate()  # a bad config fails at start-up, not in a session
         self.loop: asyncio.AbstractEventLoop | None = None
         self.sessions: set[AesServedEnv] = set()
         self.frames = FrameStore(max_age_s=settings.session_idle_s + settings.step_timeout_s)

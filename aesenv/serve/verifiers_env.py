@@ -61,7 +61,7 @@ async def shared_pipeline(config: PipelineConfig) -> RewardPipeline:
     key = (id(asyncio.get_running_loop()), config.model_dump_json())
     pipeline = _PIPELINES.get(key)
     if pipeline is None:
-        pipeline = _PIPELINES[key] = RewardPipeline(config)
+        pipeline = _PIPELINES[key] = RewardPipeline(config).validate()
     await pipeline.start()
     return pipeline
 
