@@ -245,7 +245,7 @@ async def project_pipeline(request, renderer):
     pipeline = RewardPipeline(PipelineConfig(sandbox=request.param), renderer=renderer)
     yield pipeline
     await pipeline.sandbox.close()
-    await pipeline.linter.close()
+    await pipeline.close_parts()
 
 
 async def _score(pipeline: RewardPipeline, task: Task, files: dict[str, bytes] | None = None):

@@ -243,7 +243,7 @@ async def test_a_fake_chart_library_that_hangs_fails_the_page_not_the_run(render
             "window.echarts = {getInstanceByDom() { for (;;) {} }};</script></body></html>")
     pipeline = RewardPipeline(PipelineConfig(channels=["chart"], reward="aescode"), renderer=renderer)
     record = (await pipeline.score(task, page)).record
-    await pipeline.linter.close()
+    await pipeline.close_parts()
     chart_result = record.channels["chart"]
     assert chart_result.status is ChannelStatus.FAILED and chart_result.score == 0
     assert "stalled" in chart_result.payload["reason"]
@@ -254,7 +254,7 @@ async def verifier_pipeline(renderer):
     pipeline = RewardPipeline(PipelineConfig(channels=CHANNELS + ["checklist", "design_graph"], reward="aescode"),
                               renderer=renderer)
     yield pipeline
-    await pipeline.linter.close()
+    await pipeline.close_parts()
 
 
 def assert_matrix(rows):

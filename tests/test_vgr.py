@@ -101,7 +101,7 @@ async def vgr_pipeline(vendored):
                                              channel_options={"vgr": VARIANTS}),
                               renderer=vendored)
     yield pipeline
-    await pipeline.linter.close()
+    await pipeline.close_parts()
 
 
 def failing(record) -> list[str]:

@@ -76,6 +76,9 @@ class Kind:
     # whatever `gate_on_execution` says.
     fixed_channels: ClassVar[bool] = False
     gate_channel: ClassVar[str | None] = None
+    # The channel `PipelineConfig.gate_on_execution` puts in front of the others (None: the kind
+    # has no execution check to gate on).
+    execution_channel: ClassVar[str | None] = None
     # The aggregates a record of this kind carries (`RewardRecord.rewards`): reward name -> the
     # aggregator that computes it. `paper` is the kind's published formula (AesCoder's Eq. 1 for
     # pages and plots, WebCoder's R for projects) and `normalized` its [0, 1] form; every kind
@@ -177,6 +180,20 @@ class Kind:
         else:
             yield PageEvidence(task, artifact, await backends.renderer.render(html, files=files, entry=self.page,
                                                                        viewport=viewport))
+
+    def kept(self, evidence: PageEvidence) -> dict[str, Any]:
+        """What a `Scored` keeps of the evidence beside its record, by `Scored` field: a page's
+        rendering (images stay in memory, not in the record's JSON)."""
+        return {"rendering": evidence.rendering}
+
+    def rendering_summary(self, evidence: Evidence) -> dict[str, Any] | None:
+        """The record's `rendering` field: the page's rendering summary (None when nothing rendered)."""
+        rendering = getattr(evidence, "rendering", None)
+        return rendering.summary() if rendering is not None else None
+
+    def provenance(self, channels: dict[str, Any]) -> dict[str, str]:
+        """What a record's provenance takes from its channel results (a tool version); none by default."""
+        return {}
 
     def looked(self, evidence: PageEvidence) -> bool:
         """Whether the answer got as far as the evidence step (its time is then recorded)."""

@@ -22,7 +22,6 @@ from aesenv.artifact import Artifact
 from aesenv.channels import Channel, ChannelContext, ChannelResult, ChannelStatus, Evidence, Need
 from aesenv.kinds import KINDS, kind_of
 from aesenv.kinds.base import Kind, Look, Backends
-from aesenv.lint.htmlhint import HtmlHint
 from aesenv.render import Renderer, Rendering
 from aesenv.rewards.aggregate import AGGREGATORS
 from aesenv.rewards.config import PipelineConfig
@@ -30,9 +29,6 @@ from aesenv.rewards.record import ArtifactInfo, RewardRecord
 from aesenv.sandbox import CommandRun, PlotRun, Sandbox, SandboxLimits, make_sandbox
 from aesenv.stages import collecting
 from aesenv.tasks import Task
-
-GATE_CHANNEL = "execution"  # the channel `gate_on_execution` puts in front of the others
-
 
 @dataclass
 class Scored:
@@ -77,18 +73,19 @@ class _KindParts:
 
 
 class RewardPipeline:
-    """Owns the renderer, the linter, the sandbox, and per kind a judge and the configured
-    channels, built on the kind's first task (so `gym.make("AesWeb-v0")` loads no other kind).
+    """Owns the renderer, the sandbox, and per kind a judge and the configured channels (a page's
+    linter is its execution channel's), built on the kind's first task (so `gym.make("AesWeb-v0")` loads no other kind).
     `validate()` builds every registered kind's parts at once, for a caller that wants a bad
-    option to fail at start-up. `judges` replaces the judge of a kind (`{"web": judge}`).
+    option to fail at start-up. `judges` replaces the judge of a kind (`{"web": judge}`); `linter`,
+a linter shared between pipelines (closed with this one), is handed to the channels that lint.
     `async with RewardPipeline() as p: ...`."""
 
     def __init__(self, config: PipelineConfig | None = None, *, renderer: Renderer | None = None,
-                 linter: HtmlHint | None = None, sandbox: Sandbox | None = None,
+                 linter: Any = None, sandbox: Sandbox | None = None,
                  judges: dict[str, Any] | None = None) -> None:
         self.config = config or PipelineConfig()
         self.renderer = renderer or Renderer(self.config.render)
-        self.linter = linter or HtmlHint()
+        self.linter = linter
         self.sandbox = sandbox or make_sandbox(self.config.sandbox)
         self.backends = Backends(self.renderer, self.sandbox)
         self._given_judges = dict(judges or {})
@@ -180,9 +177,15 @@ class RewardPipeline:
         await self.renderer.start()
 
     async def close(self) -> None:
-        await self.linter.close()
+        await self.close_parts()
         await self.renderer.close()
         await self.sandbox.close()
+
+    async def close_parts(self) -> None:
+        """Close what the kinds' parts hold (judges' HTTP clients, a page's linter) and a given
+        linter, leaving the renderer and the sandbox (which a test may share) open."""
+        if self.linter is not None:
+            await self.linter.close()
         for parts in self._parts.values():
             close = getattr(parts.judge, "close", None)  # VLM judges hold an HTTP client
             if close is not None:
@@ -227,8 +230,7 @@ class RewardPipeline:
             timings["channels"] = _ms(t)
         timings["total"] = _ms(start)
         record = self._record(kind, evidence, channels, timings, gate)
-        return Scored(record=record, rendering=getattr(evidence, "rendering", None), artifact=artifact,
-                      plot=getattr(evidence, "run", None),
+        return Scored(record=record, artifact=artifact, **kind.kept(evidence),
                       picture=kind.picture(evidence), make_screen=lambda: next(iter(kind.images(evidence)), None))
 
     async def inspect(self, task: Task, code: str, files: dict[str, bytes], *, budget_chars: int = 12_000) -> Look:
@@ -251,8 +253,9 @@ class RewardPipeline:
         return await self.sandbox.run(argv, files, limits, links=links)
 
     def _gate_of(self, kind: Kind) -> str | None:
-        """The channel the others wait behind: the kind's own gate, else the execution gate when on."""
-        return kind.gate_channel or (GATE_CHANNEL if self.config.gate_on_execution else None)
+        """The channel the others wait behind: the kind's own gate, else its execution channel when
+        `gate_on_execution` is on."""
+        return kind.gate_channel or (kind.execution_channel if self.config.gate_on_execution else None)
 
     async def _run_channels(self, channels: list[Channel], evidence: Evidence, gate_name: str | None,
                             timings: dict[str, float]) -> tuple[dict[str, ChannelResult], str]:
@@ -294,21 +297,18 @@ class RewardPipeline:
 
     def _record(self, kind: Kind, evidence: Evidence, channels: dict[str, ChannelResult],
                 timings: dict[str, float], gate: str) -> RewardRecord:
-        task, artifact, rendering = evidence.task, evidence.artifact, getattr(evidence, "rendering", None)
+        task, artifact = evidence.task, evidence.artifact
         rewards = {name: AGGREGATORS[aggregator](channels) for name, aggregator in kind.rewards.items()}
         reward, normalized = rewards["paper"], rewards["normalized"]
         infra = reward is None or normalized is None
-        provenance = self.provenance(kind.name)
-        exec_payload = channels.get("execution")
-        if exec_payload is not None and exec_payload.payload.get("htmlhint_version"):
-            provenance["htmlhint"] = exec_payload.payload["htmlhint_version"]
+        provenance = {**self.provenance(kind.name), **kind.provenance(channels)}
         return RewardRecord(
             task_id=task.id, category=task.category.value, status="infra_error" if infra else "ok",
             failure=kind.failure(evidence, infra), reward=reward, normalized=normalized, rewards=rewards,
             reward_name=self.config.reward, channels=channels, gate=gate,
             artifact=ArtifactInfo(kind=artifact.kind.value, sha256=artifact.sha256, bytes=artifact.source_bytes,
                                   truncated=artifact.truncated, reason=artifact.reason),
-            rendering=rendering.summary() if rendering is not None else None,
+            rendering=kind.rendering_summary(evidence),
             timings_ms=timings, provenance=provenance)
 
 

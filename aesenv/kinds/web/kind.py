@@ -9,6 +9,8 @@ shown of a result is the page default of `Kind`.
 
 from __future__ import annotations
 
+from typing import Any
+
 from aesenv.channels.base import Evidence
 from aesenv.kinds.web.execution import ExecutionChannel
 from aesenv.kinds.web.interactive import InteractiveChannel
@@ -31,9 +33,16 @@ class WebKind(Kind):
     workspace_brief = ("a web page: the entry file is index.html; other files you write (CSS, JS, images) are "
                        "served next to it")
     channel_classes = (ExecutionChannel, StaticChannel, InteractiveChannel, *VERIFIER_CHANNELS)
+    execution_channel = ExecutionChannel.name
     judges = PAGE_JUDGE
     rewards = {"paper": "paper", "normalized": "normalized", "aescode": "aescode",
                "aescode_channels": "aescode_channels"}
+
+    def provenance(self, channels: dict[str, Any]) -> dict[str, str]:
+        """The HTMLHint version the execution channel linted with, when it linted."""
+        execution = channels.get(self.execution_channel)
+        version = execution.payload.get("htmlhint_version") if execution is not None else None
+        return {"htmlhint": version} if version else {}
 
     def live_for_potential(self, task: Task) -> bool:
         return bool(task.requirements or task.canvas)  # charts and tables are read from the open page
