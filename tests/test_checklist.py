@@ -14,7 +14,7 @@ from aesenv.llm.client import ChatClient, ClientConfig
 from aesenv.render.models import PageMetrics, Rendering, RenderStatus
 from aesenv.rewards import ChannelStatus
 from aesenv.kinds.page import PageEvidence
-from aesenv.rewards.aggregate import aescode_scores
+from aesenv.kinds.web.aescode import aescode_scores
 from aesenv.tasks import Task, TextExact
 from aesenv.kinds.web.verifiers.checklist import ChecklistChannel
 

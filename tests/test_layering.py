@@ -49,8 +49,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "aesenv.tasks", "aesenv.models", "aesenv.stages"),
     # machinery with no notion of a reward: sandboxes, the browser, the linter, model clients, node tools
     ("aesenv.sandbox", "aesenv.render", "aesenv.lint", "aesenv.llm", "aesenv.node"),
-    # the channel contract
-    ("aesenv.channels",),
+    # the channel contract and the registry of what makes channel results one reward
+    ("aesenv.channels", "aesenv.aggregators"),
     # what several kinds share: rubric judging, the page agents
     ("aesenv.judging", "aesenv.interact"),
     # the kinds' registry and contract, then the kinds (a project's pages are judged as pages)

@@ -13,7 +13,8 @@ from aesenv.artifact import extract_artifact
 from aesenv.render.models import DomElement, PageMetrics, Rendering, RenderStatus
 from aesenv.rewards import ChannelResult, ChannelStatus, PipelineConfig, RewardPipeline
 from aesenv.kinds.page import PageEvidence
-from aesenv.rewards.aggregate import AGGREGATORS, aescode_scores
+from aesenv.kinds.web.aescode import aescode_scores
+from aesenv.rewards.aggregate import AGGREGATORS
 from aesenv.tasks import Canvas, ChartData, TableData, Task, TextExact, load_tasks
 from aesenv.kinds.web.verifiers import requirement_potential
 from aesenv.kinds.web.verifiers.channels import BoundaryChannel, TextChannel

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import gymnasium as gym
 
+from aesenv.aggregators import AGGREGATORS, BREAKDOWNS
 from aesenv.kinds.envs import DEFAULT_ENVS, env_id
 from aesenv.registry import Registry
 
@@ -66,6 +67,19 @@ BUILTIN = (
 for _entry in BUILTIN:
     register_entry(_entry)
 
+# The built-in aggregators (`Kind.rewards` names them), beside the kinds they score: AesCoder's
+# Eq. 1 is shared by pages and plots, AesCode's is the web kind's, WebCoder's the project kind's.
+BUILTIN_AGGREGATORS = {
+    "paper": "aesenv.judging.aescoder:paper",
+    "normalized": "aesenv.judging.aescoder:normalized",
+    "aescode": "aesenv.kinds.web.aescode:aescode",
+    "aescode_channels": "aesenv.kinds.web.aescode:aescode_channels",
+    "webcoder": "aesenv.kinds.project.aggregate:webcoder",
+}
+for _name, _target in BUILTIN_AGGREGATORS.items():
+    AGGREGATORS.register_lazy(_name, _target)
+BREAKDOWNS.register_lazy("aescode", "aesenv.kinds.web.aescode:aescode_scores")
+
 
 def kind_of(task: "Task") -> "Kind":
     if task.kind not in KINDS:
@@ -91,5 +105,5 @@ def channel_names() -> list[str]:
     return sorted({name for kind in KINDS for name in KINDS[kind].channels})
 
 
-__all__ = ["BUILTIN", "KINDS", "KindEntry", "channel_names", "env_ids", "kind_of", "mode_of", "register_entry",
+__all__ = ["BUILTIN", "BUILTIN_AGGREGATORS", "KINDS", "KindEntry", "channel_names", "env_ids", "kind_of", "mode_of", "register_entry",
            "register_kind"]

@@ -27,7 +27,8 @@ from verifiers.v1.harnesses.null import NullHarness
 
 from aesenv.channels.base import ChannelStatus
 from aesenv.kinds import KINDS
-from aesenv.rewards import PAPER_WEIGHTS, PipelineConfig, RewardPipeline, RewardRecord
+from aesenv.judging.aescoder import PAPER_WEIGHTS
+from aesenv.rewards import PipelineConfig, RewardPipeline, RewardRecord
 from aesenv.tasks import Task, load_tasks
 
 OTHER_WEIGHT = 0.1
