@@ -121,7 +121,7 @@ async def test_the_pipeline_runs_the_checklist_with_its_vlm_judge(openai_server,
         record = (await pipeline.score(task, ARTIFACT.code)).record
     finally:
         await pipeline.close_parts()
-        await pipeline.judge().close()
+        await pipeline.judge("web").close()
     assert record.channels["checklist"].score == 1.0 and len(openai_server.completions) == 3
     assert record.aescode == {"rule": 1.0, "visual": 1.0, "overall": 1.0}  # the paper's report: Visual is the checklist
     assert record.selected_reward == 1.0 and record.rendering is not None

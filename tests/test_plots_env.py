@@ -227,7 +227,7 @@ def test_sandbox_keyword_is_accepted_and_recorded_by_the_web_env():
     env = gym.make("AesWeb-v0", sandbox="docker")
     try:
         assert env.unwrapped._core.pipeline.config.sandbox == "docker"
-        assert env.unwrapped._core.pipeline.provenance()["sandbox"] == "docker"
+        assert env.unwrapped._core.pipeline.provenance("plot")["sandbox"] == "docker"
     finally:
         env.close()
 

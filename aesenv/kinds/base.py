@@ -79,6 +79,9 @@ class Kind:
     # The channel `PipelineConfig.gate_on_execution` puts in front of the others (None: the kind
     # has no execution check to gate on).
     execution_channel: ClassVar[str | None] = None
+    # The channels a config that names none scores this kind with (`PipelineConfig.channels`);
+    # a kind registered by entry point repeats them in its `KindEntry`.
+    default_channels: ClassVar[tuple[str, ...]] = ()
     # The aggregates a record of this kind carries (`RewardRecord.rewards`): reward name -> the
     # aggregator that computes it. `paper` is the kind's published formula (AesCoder's Eq. 1 for
     # pages and plots, WebCoder's R for projects) and `normalized` its [0, 1] form; every kind

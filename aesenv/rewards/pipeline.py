@@ -76,7 +76,7 @@ class RewardPipeline:
     """Owns the renderer, the sandbox, and per kind a judge and the configured channels (a page's
     linter is its execution channel's), built on the kind's first task (so `gym.make("AesWeb-v0")` loads no other kind).
     `validate()` builds every registered kind's parts at once, for a caller that wants a bad
-    option to fail at start-up. `judges` replaces the judge of a kind (`{"web": judge}`); `linter`,
+    option to fail at start-up. `judges` replaces the judge of a kind (by kind name); `linter`,
 a linter shared between pipelines (closed with this one), is handed to the channels that lint.
     `async with RewardPipeline() as p: ...`."""
 
@@ -153,16 +153,18 @@ a linter shared between pipelines (closed with this one), is handed to the chann
         """What `kind`'s channel `channel` is built from. Kinds share channel names (`execution`: a
         page's lint, a script's import check), so each gets the options its own `Options` takes;
         an option no kind's channel takes is refused in `_check_names`."""
-        takes = kind.channels[channel].Options.model_fields
-        options = {k: v for k, v in self.config.options_for(channel).items() if k in takes}
+        channel_class = kind.channels[channel]
+        takes = channel_class.Options.model_fields
+        given = {**channel_class.config_options(self.config), **self.config.options_for(channel)}
+        options = {k: v for k, v in given.items() if k in takes}
         return ChannelContext(options=options, judge=judge, linter=self.linter,
                               renderer=self.renderer, timeout_s=self.config.channel_timeout_s)
 
-    def judge(self, kind: str = "web") -> Any:
+    def judge(self, kind: str) -> Any:
         """The judge this pipeline uses for `kind`'s answers."""
         return self._parts_of(KINDS[kind]).judge
 
-    def channels(self, kind: str = "web") -> list[Channel]:
+    def channels(self, kind: str) -> list[Channel]:
         """The configured channels `kind`'s answers are scored with."""
         return self._parts_of(KINDS[kind]).channels
 
@@ -193,7 +195,7 @@ a linter shared between pipelines (closed with this one), is handed to the chann
             for channel in parts.channels:
                 await channel.close()
 
-    def provenance(self, kind: str = "web") -> dict[str, str]:
+    def provenance(self, kind: str) -> dict[str, str]:
         judge = self.judge(kind)
         return {
             "aesenv": __version__,

@@ -50,6 +50,7 @@ class PlotKind(Kind):
     blank_frame = BLANK_FIGURE
     channel_classes = (PlotExecutionChannel, PlotStaticChannel)
     execution_channel = PlotExecutionChannel.name
+    default_channels = (PlotExecutionChannel.name, PlotStaticChannel.name)
     judges = PLOT_JUDGE
     # A plot's reference image is the ground truth the VLM judge compares with (PandasPlotBench's
     # `plots_gt`); the benchmark asks from the description, so the policy never sees it.

@@ -34,6 +34,7 @@ class WebKind(Kind):
                        "served next to it")
     channel_classes = (ExecutionChannel, StaticChannel, InteractiveChannel, *VERIFIER_CHANNELS)
     execution_channel = ExecutionChannel.name
+    default_channels = (ExecutionChannel.name, StaticChannel.name, InteractiveChannel.name)  # AesCoder's three
     judges = PAGE_JUDGE
     rewards = {"paper": "paper", "normalized": "normalized", "aescode": "aescode",
                "aescode_channels": "aescode_channels"}
