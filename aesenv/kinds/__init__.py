@@ -66,7 +66,7 @@ BUILTIN = (
     KindEntry("web", "Web", "aesenv.kinds.web.kind:WEB", channels=("execution", "static", "interactive")),
     KindEntry("plot", "Plot", "aesenv.kinds.plot.kind:PLOT", channels=("execution", "static")),
     KindEntry("project", "WebProject", "aesenv.kinds.project.kind:PROJECT",
-              envs=(("refine", "", "aesenv.envs.project:ProjectEnv"),)),
+              envs=(("refine", "", "aesenv.envs.project:project_env"),)),
 )
 for _entry in BUILTIN:
     register_entry(_entry)

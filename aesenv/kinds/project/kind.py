@@ -52,7 +52,7 @@ class ProjectKind(Kind):
     gate_channel = "project_gate"
     rewards = {"paper": "webcoder", "normalized": "webcoder", "webcoder": "webcoder"}
     judges = PROJECT_JUDGE
-    envs = {"refine": ("", "aesenv.envs.project:ProjectEnv")}
+    envs = {"refine": ("", "aesenv.envs.project:project_env")}
     reference_caption = ""  # a reproduction's request says the screenshot is attached (`request`)
     whole_page_reference = True  # WebCoder replicates long screenshots: the reference is its whole page
 
