@@ -57,8 +57,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # what several kinds share: rubric judging, the page agents
     ("aesenv.judging", "aesenv.interact"),
     # the kinds' registry and contract, then the kinds (a project's pages are judged as pages)
-    ("aesenv.kinds.envs", "aesenv.kinds.page"),
+    ("aesenv.kinds.envs",),
     ("aesenv.kinds.base",),
+    ("aesenv.kinds.page",),
     ("aesenv.kinds.web", "aesenv.kinds.plot"),
     ("aesenv.kinds.project",),
     ("aesenv.kinds",),

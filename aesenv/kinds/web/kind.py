@@ -4,7 +4,7 @@ browser. Refine workspaces serve every other file next to `index.html` on the vi
 Φ: the fraction of the task's checkable requirements the rendering satisfies
 (`aesenv.kinds.web.verifiers.requirement_potential`, read on the open page so charts and tables count);
 for a task without requirements, the structural score (`aesenv.render.describe`). What an agent is
-shown of a result is the page default of `Kind`.
+shown of a result is the page default of `PageKind`.
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from aesenv.kinds.web.execution import ExecutionChannel
 from aesenv.kinds.web.interactive import InteractiveChannel
 from aesenv.kinds.web.static import StaticChannel
 from aesenv.models import PAGE_JUDGE
-from aesenv.kinds.base import Kind
+from aesenv.kinds.page import PageKind
 from aesenv.render.describe import structural_score
 from aesenv.tasks import Task
 from aesenv.kinds.web.verifiers import VERIFIER_CHANNELS, requirement_potential
 
 
-class WebKind(Kind):
+class WebKind(PageKind):
     name = "web"
     title = "Web"
     default_tasks = "builtin:web"
