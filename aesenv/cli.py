@@ -161,7 +161,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
     raw = _read_page(args.page)
 
     async def go():
-        async with RewardPipeline(config) as pipeline:
+        async with RewardPipeline(config).validate() as pipeline:  # a bad flag fails before any page
             return await pipeline.score(task, raw)
 
     scored = asyncio.run(go())

@@ -26,7 +26,7 @@ from collections import defaultdict
 from typing import Any
 
 from aesenv.rewards import PipelineConfig, RewardRecord
-from aesenv.rewards.aggregate import PUBLISHED_RULE, aescode_scores
+from aesenv.kinds.web.aescode import PUBLISHED_RULE, aescode_scores
 from aesenv.runner import rounded_mean, run_and_report
 from aesenv.tasks import Task, load_tasks
 from benchmarks.runs import add_judge_args, add_run_arguments, judge_options, opened_policy, parse_checked

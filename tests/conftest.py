@@ -41,7 +41,7 @@ async def pipeline(renderer):
 
     p = RewardPipeline(renderer=renderer)
     yield p
-    await p.linter.close()
+    await p.close_parts()
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
@@ -54,4 +54,4 @@ async def plot_pipeline(renderer):
         p = RewardPipeline(renderer=plots_renderer)
         yield p
         await p.sandbox.close()
-        await p.linter.close()
+        await p.close_parts()

@@ -14,7 +14,7 @@ from aesenv.llm.client import ChatClient, ClientConfig
 from aesenv.render.models import PageMetrics, Rendering, RenderStatus
 from aesenv.rewards import ChannelStatus
 from aesenv.kinds.page import PageEvidence
-from aesenv.rewards.aggregate import aescode_scores
+from aesenv.kinds.web.aescode import aescode_scores
 from aesenv.tasks import Task, TextExact
 from aesenv.kinds.web.verifiers.checklist import ChecklistChannel
 
@@ -120,8 +120,8 @@ async def test_the_pipeline_runs_the_checklist_with_its_vlm_judge(openai_server,
     try:
         record = (await pipeline.score(task, ARTIFACT.code)).record
     finally:
-        await pipeline.linter.close()
-        await pipeline.judge().close()
+        await pipeline.close_parts()
+        await pipeline.judge("web").close()
     assert record.channels["checklist"].score == 1.0 and len(openai_server.completions) == 3
     assert record.aescode == {"rule": 1.0, "visual": 1.0, "overall": 1.0}  # the paper's report: Visual is the checklist
     assert record.selected_reward == 1.0 and record.rendering is not None

@@ -14,7 +14,8 @@ from aesenv.envs.project import PROJECT_TOOLSET, RequirementLedger
 from aesenv.envs.refine import (REFINE_TOOLSET, SUBMIT_ENDS, AsyncRefineEnv, KindPotential, Outcome, RefineBudget,
                                 Toolset, ending)
 from aesenv.envs.tools import REFINE_TOOL_SPECS
-from aesenv.envs.wrappers import AsyncCoreWrapper, WallBudgetPenalty
+from aesenv.envs.single import AsyncSingleTurnEnv
+from aesenv.envs.wrappers import FORWARDED, AsyncCoreWrapper, WallBudgetPenalty
 from aesenv.tasks import Task
 from aesenv.webdev.session import DELIVERY, delivered
 
@@ -69,6 +70,17 @@ async def test_a_wrapper_passes_attributes_both_ways(pipeline):
     assert wrapped.unwrapped is core and wrapped.kind is core.kind and wrapped.penalty == 0.2
     wrapped.budget = RefineBudget(max_turns=3)
     assert core.budget.max_turns == 3 and "budget" not in vars(wrapped)
+    with pytest.raises(AttributeError):
+        wrapped.not_the_cores  # noqa: B018 - only the core's interface is forwarded
+    wrapped.note = "mine"
+    assert not hasattr(core, "note")
+
+
+async def test_a_wrapper_forwards_every_public_name_of_a_core(pipeline):
+    """`FORWARDED` is written out; it must not fall behind what a core offers."""
+    for core in (AsyncRefineEnv([TASK], kind="web", pipeline=pipeline), AsyncSingleTurnEnv([TASK], kind="web", pipeline=pipeline)):
+        public = {name for name in dir(core) if not name.startswith("_")} - {"reset", "step"}
+        assert public - set(FORWARDED) == set(), type(core).__name__
 
 
 async def test_a_toolset_can_add_a_tool(pipeline):
@@ -140,3 +152,18 @@ async def test_make_core_builds_the_same_composition(pipeline):
     assert isinstance(core, WallBudgetPenalty) and core.toolset is PROJECT_TOOLSET
     plain = make_core("AesWebRefine-v0", pipeline=pipeline)
     assert isinstance(plain, AsyncRefineEnv) and plain.toolset is REFINE_TOOLSET
+
+
+def test_make_with_remote_chooses_the_served_env_and_an_env_class_makes_itself():
+    """`gym.make(id, remote=URL)` is decided by the registered `EnvMaker`, not by the env class's
+    `__new__`: the class always makes an instance of itself (nothing is reached before a reset)."""
+    from aesenv.envs.base import EnvMaker, KindEnv
+    from aesenv.envs.remote import RemoteEnv
+
+    maker = gym.envs.registration.load_env_creator(gym.spec("AesWebRefine-v0").entry_point)
+    assert isinstance(maker, EnvMaker) and "__new__" not in vars(KindEnv)
+    env = gym.make("AesWebRefine-v0", remote="http://127.0.0.1:9", disable_env_checker=True)
+    try:
+        assert isinstance(env.unwrapped, RemoteEnv) and env.unwrapped.env_id == "AesWebRefine-v0"
+    finally:
+        env.close()

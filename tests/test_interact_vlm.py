@@ -107,9 +107,9 @@ async def test_game_pages_get_game_guidance(renderer, openai_server, make_agent)
 
 def test_the_agent_follows_the_judge():
     config = PipelineConfig(judge="openai:test-vlm", judge_options={"base_url": "http://judge:1/v1", "samples": 3})
-    agent = InteractiveChannel.from_context(ChannelContext(options=config.options_for("interactive"))).agent
+    agent = InteractiveChannel.from_context(ChannelContext(options=InteractiveChannel.config_options(config))).agent
     assert isinstance(agent, VlmAgent) and agent.client.config.base_url == "http://judge:1/v1"
     assert agent.name == "vlm-agent:test-vlm" and agent.budget == 3
     offline = InteractiveChannel.from_context(
-        ChannelContext(options=PipelineConfig(interaction_budget=5).options_for("interactive"))).agent
+        ChannelContext(options=InteractiveChannel.config_options(PipelineConfig(interaction_budget=5)))).agent
     assert offline.name == "offline-explorer" and offline.budget == 5

@@ -1,6 +1,6 @@
 """What a record carries and what a pipeline refuses: every aggregate the task's kind declares is in
-`record.rewards`, and names (channels, the reward) are the kinds' and are checked when a pipeline is
-built, not when a config is written."""
+`record.rewards`, and names (channels, the reward) are the kinds' and are checked by the pipeline
+(on its first task, or all at once by `validate()`), not when a config is written."""
 
 from __future__ import annotations
 
@@ -24,18 +24,18 @@ def test_every_kind_declares_the_paper_and_normalized_rewards_with_known_aggrega
 def test_a_config_names_what_no_kind_offers_and_only_the_pipeline_refuses_it(renderer):
     config = PipelineConfig(channels=["execution", "sparkle"])  # a config is data: it does not load the kinds
     with pytest.raises(ValueError, match=r"unknown channels \['sparkle'\]"):
-        RewardPipeline(config, renderer=renderer)
+        RewardPipeline(config, renderer=renderer).validate()
     with pytest.raises(ValueError, match=r"unknown channels \['glitter'\]"):
-        RewardPipeline(PipelineConfig(channel_options={"glitter": {}}), renderer=renderer)
+        RewardPipeline(PipelineConfig(channel_options={"glitter": {}}), renderer=renderer).validate()
     with pytest.raises(ValueError, match="unknown reward"):
         PipelineConfig(reward="vibes")  # aggregators are the pipeline's own: known at once
 
 
 def test_a_channel_refuses_an_option_it_does_not_take(renderer):
     with pytest.raises(Exception, match="speed"):
-        RewardPipeline(PipelineConfig(channel_options={"execution": {"speed": 2}}), renderer=renderer)
+        RewardPipeline(PipelineConfig(channel_options={"execution": {"speed": 2}}), renderer=renderer).validate()
     with pytest.raises(Exception, match="budget"):
-        RewardPipeline(PipelineConfig(channel_options={"interactive": {"budget": 0}}), renderer=renderer)
+        RewardPipeline(PipelineConfig(channel_options={"interactive": {"budget": 0}}), renderer=renderer).validate()
 
 
 def test_an_option_reaches_the_kinds_whose_channel_takes_it_and_no_other(renderer):
@@ -51,7 +51,22 @@ def test_an_option_reaches_the_kinds_whose_channel_takes_it_and_no_other(rendere
     assert isinstance(web, ExecutionChannel) and web.options.dom_lint is False
     assert isinstance(plot, PlotExecutionChannel)
     with pytest.raises(ValueError, match=r"channel 'execution' takes no option \['speed'\]; its options: \['dom_lint'\]"):
-        RewardPipeline(PipelineConfig(channel_options={"execution": {"dom_lint": True, "speed": 2}}), renderer=renderer)
+        RewardPipeline(PipelineConfig(channel_options={"execution": {"dom_lint": True, "speed": 2}}),
+                       renderer=renderer).validate()
+
+
+def test_a_pipeline_builds_a_kind_on_its_first_use_and_checks_names_as_validate_does(renderer):
+    """Construction loads no kind's parts; the first kind built checks the config's names (against
+    the other kinds too when it lacks one), so a typo fails on the first task as it does in
+    `validate()`, and a name only another kind offers is no error."""
+    typo = RewardPipeline(PipelineConfig(channels=["execution", "sparkle"]), renderer=renderer)
+    assert typo._parts == {}
+    with pytest.raises(ValueError, match=r"unknown channels \['sparkle'\]"):
+        typo.channels("web")
+    elsewhere = RewardPipeline(PipelineConfig(channels=["execution", "static", "vgr", "project_gate"]), renderer=renderer)
+    assert [c.name for c in elsewhere.channels("web")] == ["execution", "static", "vgr"]
+    assert set(elsewhere._parts) == {"web"}
+    assert set(elsewhere.validate()._parts) == set(KINDS)
 
 
 async def test_the_record_carries_every_declared_aggregate_and_selects_the_configured_one(renderer):

@@ -10,8 +10,12 @@ fresh interpreter):
   (already running) and those whose `__init__` imports nothing of the package (running them
   loads nothing). Function-level imports count, and so do imports under
   `if TYPE_CHECKING:`: a type a module names is a dependency a reader follows.
+- aesenv's folders (a package directly under aesenv, or a top-level module) import each other
+  without cycles, by the same import graph (`folder_graph`): a module two folders share lives
+  below both (the wire models a served env and its client read are `aesenv.wire`).
 - `import aesenv` and `import aesenv.render` load no kind, and `import aesenv` none of
-  Playwright, torch or the OpenAI SDK: kinds are registered by entry point and loaded on first use.
+  Playwright, torch or the OpenAI SDK: kinds are registered by entry point and loaded on first use;
+  `gym.make("AesWeb-v0")` loads the web kind only (a pipeline builds a kind's parts on its first task).
 """
 
 from __future__ import annotations
@@ -48,20 +52,21 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "aesenv.tasks", "aesenv.models", "aesenv.stages"),
     # machinery with no notion of a reward: sandboxes, the browser, the linter, model clients, node tools
     ("aesenv.sandbox", "aesenv.render", "aesenv.lint", "aesenv.llm", "aesenv.node"),
-    # the channel contract
-    ("aesenv.channels",),
+    # the channel contract and the registry of what makes channel results one reward
+    ("aesenv.channels", "aesenv.aggregators"),
     # what several kinds share: rubric judging, the page agents
     ("aesenv.judging", "aesenv.interact"),
     # the kinds' registry and contract, then the kinds (a project's pages are judged as pages)
-    ("aesenv.kinds.envs", "aesenv.kinds.page"),
+    ("aesenv.kinds.envs",),
     ("aesenv.kinds.base",),
+    ("aesenv.kinds.page",),
     ("aesenv.kinds.web", "aesenv.kinds.plot"),
     ("aesenv.kinds.project",),
     ("aesenv.kinds",),
     # scoring: one pipeline over every kind
     ("aesenv.rewards",),
     # episodes and runs over the pipeline
-    ("aesenv.policy", "aesenv.context", "aesenv.report", "aesenv.loop", "aesenv.serve.models"),
+    ("aesenv.policy", "aesenv.context", "aesenv.report", "aesenv.loop", "aesenv.wire"),
     ("aesenv.envs", "aesenv.trajectory", "aesenv.runner", "aesenv.webdev"),
     # surfaces: data building, serving, the command line, the package root
     ("aesenv.data", "aesenv.serve", "aesenv.cli"),
@@ -141,6 +146,21 @@ def import_graph(root: Path, package: str = LIBRARY) -> dict[str, set[str]]:
         own = set(_parents(name))
         graph[name] = targets | {p for t in targets for p in _parents(t) if p in modules and p not in own and p != name and direct[p]}
     return graph
+
+
+def folder_of(module: str) -> str:
+    """The folder a module is in: `aesenv.envs.remote` -> `aesenv.envs`; a top-level module
+    (`aesenv.cli`) and the root package are their own."""
+    return ".".join(module.split(".")[:2])
+
+
+def folder_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """folder -> the other folders its modules import (from the module graph, no table)."""
+    folders: dict[str, set[str]] = {}
+    for source, targets in graph.items():
+        own = folder_of(source)
+        folders.setdefault(own, set()).update(folder_of(t) for t in targets if folder_of(t) != own)
+    return folders
 
 
 def upward_edges(graph: dict[str, set[str]], layers=LAYERS) -> list[str]:
@@ -242,6 +262,11 @@ def test_aesenv_has_no_import_cycles():
     assert not cycles, "import cycles among aesenv's modules:\n" + "\n".join(cycles)
 
 
+def test_aesenv_has_no_folder_cycles():
+    cycles = import_cycles(folder_graph(import_graph(ROOT)))
+    assert not cycles, "import cycles among aesenv's folders:\n" + "\n".join(cycles)
+
+
 def test_every_module_has_a_layer_and_imports_none_above_it():
     graph = import_graph(ROOT)
     homeless = [m for m in graph if layer_of(m) < 0]
@@ -274,6 +299,14 @@ def test_a_kind_loads_on_first_lookup():
     assert "aesenv.kinds.plot.kind" in loaded and "aesenv.kinds.project.kind" not in loaded
 
 
+def test_making_a_web_env_loads_no_other_kind():
+    """A pipeline builds a kind's parts on its first task: the web env loads neither the plot nor
+    the project kind (nor, through them, the OpenAI SDK the plot judges import)."""
+    loaded = _loaded_after("import gymnasium as gym, aesenv\nenv = gym.make('AesWeb-v0')")
+    others = sorted(m for m in loaded if m.startswith(("aesenv.kinds.plot", "aesenv.kinds.project")))
+    assert "aesenv.kinds.web.kind" in loaded and not others, f"gym.make('AesWeb-v0') loaded {others}"
+
+
 def test_the_checker_finds_a_cycle_and_an_application_import(tmp_path):
     files = {
         "lib/__init__.py": "from lib.a import f\n",
@@ -304,6 +337,12 @@ def test_the_checker_finds_a_cycle_and_an_application_import(tmp_path):
     assert layer_of("lib.sub.leaf", layers) == 0 and layer_of("lib.subway", layers) == 2  # prefixes end at a dot
     assert layer_of("other", layers) == -1 and upward_edges({"lib.a": {"other"}}, layers) == [
         "lib.a (layer 1) -> other (layer -1)"]
+    folders = folder_graph(graph)
+    assert folders["lib.sub"] == {"lib.a"} and folders["lib"] == {"lib.a"}  # lib.sub.leaf's edge is inside lib.sub
+    assert import_cycles(folders) == ["lib.a -> lib.b -> lib.c -> lib.a", "lib.d -> lib.e -> lib.d"]
+    assert import_cycles(folder_graph({"lib.x.one": {"lib.y.two"}, "lib.y.two": {"lib.y.three"},
+                                       "lib.y.three": {"lib.x.four"}, "lib.x.four": set()})) == [
+        "lib.x -> lib.y -> lib.x"]  # no module cycle, a folder cycle
 
 
 def test_importing_a_module_runs_its_parent_packages(tmp_path):

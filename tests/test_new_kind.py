@@ -2,7 +2,7 @@
 drawing, rendered by the renderer and judged by the existing static judge) and, with nothing
 changed anywhere else, gets both Gymnasium envs, pipeline scoring, a demo run and training rows.
 It overrides only how an answer becomes its artifact and its page; showing a rendered page to an
-agent (Φ, text, screenshot) is `Kind`'s default."""
+agent (Φ, text, screenshot) is `PageKind`'s default."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from aesenv.artifact import Artifact, ArtifactKind
 from aesenv.kinds.web.static import StaticChannel
 from aesenv.models import PAGE_JUDGE
 from aesenv.kinds import KINDS, env_ids, register_kind
-from aesenv.kinds.base import Kind
+from aesenv.kinds.page import PageKind
 from aesenv.policy import register_policy
 from aesenv.rewards import ChannelStatus
 from aesenv.tasks import Task
@@ -35,7 +35,7 @@ DRAWING = ('<svg xmlns="http://www.w3.org/2000/svg" width="800" height="600" vie
 ANSWER = f"Here is the drawing:\n```svg\n{DRAWING}\n```"
 
 
-class SvgKind(Kind):
+class SvgKind(PageKind):
     name = "svg"
     title = "Svg"
     entry = "drawing.svg"

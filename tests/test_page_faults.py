@@ -159,7 +159,7 @@ async def test_a_page_too_slow_for_the_channel_deadline_fails_its_interactions(r
     try:
         record = (await p.score(UI, SLOW_FRAMES)).record
     finally:
-        await p.linter.close()
+        await p.close_parts()
     inter = record.channels["interactive"]
     assert inter.status is ChannelStatus.FAILED and inter.raw == 0.0, inter.payload
     # 4 s for the channel leaves the page under 3 s in all: less than one call's own deadline.

@@ -110,7 +110,7 @@ async def test_judge_failure_is_masked_and_voids_the_reward(renderer, judge):
     try:
         rec = (await p.score(TASK, CLEAN)).record
     finally:
-        await p.linter.close()
+        await p.close_parts()
     assert rec.channels["static"].status is ChannelStatus.INFRA_ERROR
     assert rec.channels["static"].score is None
     assert rec.status == "infra_error" and rec.reward is None and rec.normalized is None
@@ -123,7 +123,7 @@ async def test_missing_htmlhint_is_infra_error(renderer, tmp_path, monkeypatch):
     try:
         rec = (await p.score(TASK, CLEAN)).record
     finally:
-        await p.linter.close()
+        await p.close_parts()
     ex = rec.channels["execution"]
     assert ex.status is ChannelStatus.INFRA_ERROR and "aesenv setup" in ex.payload["reason"]
     assert rec.reward is None

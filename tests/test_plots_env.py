@@ -122,7 +122,7 @@ async def test_script_that_draws_nothing_fails_both_channels(plot_pipeline):
 async def test_sandbox_infra_failure_is_masked(renderer):
     pipeline = RewardPipeline(renderer=renderer, sandbox=BrokenSandbox())
     record = (await pipeline.score(LINE, answer(write_script(LINE)))).record
-    await pipeline.linter.close()
+    await pipeline.close_parts()
     assert record.status == "infra_error" and record.reward is None and record.normalized is None
     assert all(c.status is ChannelStatus.INFRA_ERROR and c.score is None for c in record.channels.values())
     assert record.failure == ""
@@ -132,7 +132,7 @@ async def test_a_sandbox_that_cannot_start_is_an_infra_error(renderer):
     pipeline = RewardPipeline(renderer=renderer, sandbox=make_sandbox("local", python="/nonexistent/python3"))
     record = (await pipeline.score(LINE, answer(write_script(LINE)))).record
     await pipeline.sandbox.close()
-    await pipeline.linter.close()
+    await pipeline.close_parts()
     assert record.status == "infra_error" and record.reward is None
     assert "sandbox" in record.channels["execution"].payload["reason"]
 
@@ -227,7 +227,7 @@ def test_sandbox_keyword_is_accepted_and_recorded_by_the_web_env():
     env = gym.make("AesWeb-v0", sandbox="docker")
     try:
         assert env.unwrapped._core.pipeline.config.sandbox == "docker"
-        assert env.unwrapped._core.pipeline.provenance()["sandbox"] == "docker"
+        assert env.unwrapped._core.pipeline.provenance("plot")["sandbox"] == "docker"
     finally:
         env.close()
 
@@ -266,7 +266,7 @@ async def test_vlm_plot_judge_failure_masks_the_static_channel(openai_server, tm
     pipeline = RewardPipeline(config, renderer=renderer)
     record = (await pipeline.score(LINE, answer(write_script(LINE)))).record
     await pipeline.sandbox.close()
-    await pipeline.linter.close()
+    await pipeline.close_parts()
     await pipeline.judge("plot").close()
     assert record.channels["execution"].raw == 1.0
     assert record.channels["static"].status is ChannelStatus.INFRA_ERROR
@@ -289,6 +289,6 @@ async def test_a_script_that_never_ends_is_a_failed_execution(renderer):
     record = (await pipeline.score(LINE, answer("import matplotlib.pyplot as plt\nplt.plot([1, 2])\nwhile True:\n"
                                                 "    pass"))).record
     await sandbox.close()
-    await pipeline.linter.close()
+    await pipeline.close_parts()
     assert record.status == "ok" and record.channels["execution"].raw == -1.0
     assert record.failure.startswith("timeout")

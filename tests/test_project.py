@@ -31,7 +31,7 @@ from aesenv.kinds.project.census import (Census, pixel_similarity, requirement_s
 from aesenv.kinds.project.judge import Sight, snap
 from aesenv.models import PROJECT_JUDGE
 from aesenv.rewards import PipelineConfig, RewardPipeline
-from aesenv.rewards.aggregate import webcoder
+from aesenv.kinds.project.aggregate import webcoder
 from aesenv.tasks import Task, load_tasks
 from aesenv.trajectory import run_episode
 from policies.project_repair import ProjectRepairPolicy, diagnose, fix_anchor, fix_import, fix_mount
@@ -245,7 +245,7 @@ async def project_pipeline(request, renderer):
     pipeline = RewardPipeline(PipelineConfig(sandbox=request.param), renderer=renderer)
     yield pipeline
     await pipeline.sandbox.close()
-    await pipeline.linter.close()
+    await pipeline.close_parts()
 
 
 async def _score(pipeline: RewardPipeline, task: Task, files: dict[str, bytes] | None = None):

@@ -259,7 +259,8 @@ def test_rule_visual_overall_as_published():
     Content, Layout and Style, Overall = their mean; VGR (training only) and s_exec (a diagnostic)
     are not reported. A record the paper scores 0.55 scored 0.80 under the old aggregate, which
     stays as `aescode_channels` (Rule over every deterministic channel, VGR as Visual)."""
-    from aesenv.rewards.aggregate import AGGREGATORS, aescode_scores
+    from aesenv.kinds.web.aescode import aescode_scores
+    from aesenv.rewards.aggregate import AGGREGATORS
 
     channels = _record(renderable=(1.0, {}), text=(1.0, {}), boundary=(1.0, {}), table_chart=(0.4, {}),
                        layout=(1.0, {}), whitespace=(1.0, {}), vgr=(0.7, {}),

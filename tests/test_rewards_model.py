@@ -61,7 +61,7 @@ def test_aescode_rule_visual_overall_worked_by_hand():
     VGR are not reported. A masked channel (infra_error, not applicable) is left out, a failed one
     counts with its score. `aescode_channels` (ours) is Rule over every deterministic channel and
     VGR as Visual."""
-    from aesenv.rewards.aggregate import aescode_scores
+    from aesenv.kinds.web.aescode import aescode_scores
 
     checklist = ChannelResult(status=ChannelStatus.FAILED, score=0.5, raw=0.5,
                               payload={"dimensions": {"layout": 0.2, "content": 0.6, "style": 1.0}})

@@ -13,7 +13,8 @@ from aesenv.artifact import extract_artifact
 from aesenv.render.models import DomElement, PageMetrics, Rendering, RenderStatus
 from aesenv.rewards import ChannelResult, ChannelStatus, PipelineConfig, RewardPipeline
 from aesenv.kinds.page import PageEvidence
-from aesenv.rewards.aggregate import AGGREGATORS, aescode_scores
+from aesenv.kinds.web.aescode import aescode_scores
+from aesenv.rewards.aggregate import AGGREGATORS
 from aesenv.tasks import Canvas, ChartData, TableData, Task, TextExact, load_tasks
 from aesenv.kinds.web.verifiers import requirement_potential
 from aesenv.kinds.web.verifiers.channels import BoundaryChannel, TextChannel
@@ -243,7 +244,7 @@ async def test_a_fake_chart_library_that_hangs_fails_the_page_not_the_run(render
             "window.echarts = {getInstanceByDom() { for (;;) {} }};</script></body></html>")
     pipeline = RewardPipeline(PipelineConfig(channels=["chart"], reward="aescode"), renderer=renderer)
     record = (await pipeline.score(task, page)).record
-    await pipeline.linter.close()
+    await pipeline.close_parts()
     chart_result = record.channels["chart"]
     assert chart_result.status is ChannelStatus.FAILED and chart_result.score == 0
     assert "stalled" in chart_result.payload["reason"]
@@ -254,7 +255,7 @@ async def verifier_pipeline(renderer):
     pipeline = RewardPipeline(PipelineConfig(channels=CHANNELS + ["checklist", "design_graph"], reward="aescode"),
                               renderer=renderer)
     yield pipeline
-    await pipeline.linter.close()
+    await pipeline.close_parts()
 
 
 def assert_matrix(rows):

@@ -8,7 +8,7 @@ import pytest
 vf = pytest.importorskip("verifiers.v1", reason="verifiers is not installed (make setup installs it)")
 
 import aesenv_vf  # noqa: E402
-from aesenv.rewards import PAPER_WEIGHTS  # noqa: E402
+from aesenv.judging.aescoder import PAPER_WEIGHTS  # noqa: E402
 from aesenv.serve.verifiers_env import close_pipelines  # noqa: E402
 from verifiers.v1.trace import Trace  # noqa: E402
 

@@ -13,7 +13,7 @@ from aesenv.channels import ChannelStatus
 from aesenv.llm.client import ChatClient, ClientConfig
 from aesenv.render.models import Rendering, RenderStatus
 from aesenv.rewards import PipelineConfig, RewardPipeline
-from aesenv.rewards.aggregate import aescode_scores
+from aesenv.kinds.web.aescode import aescode_scores
 from aesenv.tasks import Task, load_tasks
 from aesenv.tasks.design import DesignTarget, NodeType, TestOp
 from aesenv.kinds.web.verifiers.graph import DesignGraph, parse_design_graph, read_page
@@ -101,7 +101,7 @@ async def vgr_pipeline(vendored):
                                              channel_options={"vgr": VARIANTS}),
                               renderer=vendored)
     yield pipeline
-    await pipeline.linter.close()
+    await pipeline.close_parts()
 
 
 def failing(record) -> list[str]:

@@ -149,7 +149,7 @@ async def shared_pipeline(config: PipelineConfig, ray: str | None = None,
         async with _STARTING.setdefault(key, asyncio.Lock()):
             if key not in _PIPELINES:
                 if ray is None:
-                    pipeline: RewardPipeline | RayScorer = RewardPipeline(config)
+                    pipeline: RewardPipeline | RayScorer = RewardPipeline(config).validate()
                 else:
                     pool = "aesenv-reward-" + hashlib.sha256(key[1].encode()).hexdigest()[:12]
                     pipeline = RayScorer(config, actors=ray_actors, address=ray_address(ray), pool=pool)

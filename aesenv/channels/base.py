@@ -139,6 +139,12 @@ class Channel:
     deadline_s: float | None = None
 
     @classmethod
+    def config_options(cls, config: Any) -> dict[str, Any]:
+        """Options this channel reads from the pipeline's config (`PipelineConfig`) besides its
+        `channel_options`, which override them: none by default."""
+        return {}
+
+    @classmethod
     def options_of(cls, context: ChannelContext) -> Any:
         """The channel's options from its context, validated (an unknown option is an error)."""
         return cls.Options(**context.options)

@@ -23,7 +23,8 @@ def make_core(env_id: str, tasks: Any = None, *, remote: str | None = None, **op
 
         return AsyncRemoteEnv(remote, env_id, token=options.get("token"))
     facade = gym.spec(env_id).entry_point
-    facade_class = gym.envs.registration.load_env_creator(facade) if isinstance(facade, str) else facade
+    facade = gym.envs.registration.load_env_creator(facade) if isinstance(facade, str) else facade
+    facade_class = getattr(facade, "env_class", facade)  # an `EnvMaker`, or an env class registered as such
     return facade_class.core_class(tasks, kind=kind, **options)
 
 

@@ -120,17 +120,6 @@ class KindEnv(gym.Env):
     core_class: ClassVar[Callable[..., AsyncKindEnv]]  # the async core's class or factory
     default_step_timeout_s: ClassVar[float] = 180.0
 
-    def __new__(cls, *args: Any, remote: str | None = None, **kwargs: Any):
-        """`gym.make(env_id, remote="http://host:port")`: the same env served elsewhere
-        (`aesenv serve`), through `aesenv.envs.remote.RemoteEnv`."""
-        if remote is None:
-            return super().__new__(cls)
-        from aesenv.envs.remote import RemoteEnv
-
-        kind = KINDS[kwargs["kind"]]
-        options = {k: kwargs[k] for k in ("token", "render_mode", "step_timeout_s") if kwargs.get(k) is not None}
-        return RemoteEnv(remote, kind.env_id(cls.mode), **options)
-
     def __init__(self, tasks: TaskSource | None = None, *, kind: str, config: PipelineConfig | dict | None = None,
                  sandbox: str | None = None, render_mode: str | None = None, step_timeout_s: float | None = None,
                  **core_options: Any) -> None:
@@ -181,3 +170,24 @@ class KindEnv(gym.Env):
             self._loop.stop()
             self._loop = None
         super().close()
+
+
+class EnvMaker:
+    """What Gymnasium calls to make one of our envs (a registered id's `entry_point`): the local
+    env class, or with `remote="http://host:port"` the same env served elsewhere (`aesenv serve`)
+    through `aesenv.envs.remote.RemoteEnv`. The choice is made here, so an env class's constructor
+    always makes an instance of that class. `metadata` is the class's (Gymnasium reads its render
+    modes before making)."""
+
+    def __init__(self, env_class: type[KindEnv]) -> None:
+        self.env_class = env_class
+        self.metadata = env_class.metadata
+
+    def __call__(self, *args: Any, remote: str | None = None, **kwargs: Any) -> gym.Env:
+        if remote is None:
+            return self.env_class(*args, **kwargs)
+        from aesenv.envs.remote import RemoteEnv
+
+        kind = KINDS[kwargs["kind"]]
+        options = {k: kwargs[k] for k in ("token", "render_mode", "step_timeout_s") if kwargs.get(k) is not None}
+        return RemoteEnv(remote, kind.env_id(self.env_class.mode), **options)

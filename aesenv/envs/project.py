@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aesenv.envs.base import TaskSource
+from aesenv.envs.base import EnvMaker, TaskSource
 from aesenv.envs.refine import (REFINE_TOOLSET, SUBMIT_ENDS, AsyncRefineEnv, EndRule, Outcome, RefineBudget, RefineEnv)
 from aesenv.envs.tools import REFINE_TOOL_SPECS, ToolCall, ToolError, ToolSpecs, text_form_help
 from aesenv.envs.wrappers import WallBudgetPenalty
@@ -164,3 +164,6 @@ class ProjectEnv(RefineEnv):
     """The Gymnasium facade of the project env (as `RefineEnv` is of the refine core)."""
 
     core_class = staticmethod(make_project_env)
+
+
+project_env = EnvMaker(ProjectEnv)  # the project id's entry point

@@ -54,7 +54,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from aesenv.artifact import MAX_ARTIFACT_BYTES
-from aesenv.envs.base import AsyncKindEnv, KindEnv, TaskSource, deterministic_view, utf8_clean
+from aesenv.envs.base import AsyncKindEnv, EnvMaker, KindEnv, TaskSource, deterministic_view, utf8_clean
 from aesenv.envs.spaces import UnicodeText
 from aesenv.envs.tools import (REFINE_TOOL_SPECS, ActionError, Intake, ToolCall, ToolError, ToolSpecs, Workspace,
                                parse_action, parse_text_action, shown, text_form_help, tool_schemas)
@@ -68,7 +68,7 @@ from aesenv.tasks import Task
 from aesenv.text import MAX_LISTED, clip, listing, truncate
 
 __all__ = ["REFINE_TOOLSET", "SUBMIT_ENDS", "AsyncRefineEnv", "EndRule", "KindPotential", "Potential", "RefineBudget",
-           "RefineEnv", "Toolset", "ending", "parse_text_action", "truncate"]
+           "RefineEnv", "Toolset", "ending", "parse_text_action", "refine_env", "truncate"]
 
 log = logging.getLogger(__name__)
 
@@ -515,3 +515,6 @@ class RefineEnv(KindEnv):
 
     def _observation(self, messages: list[dict]) -> str:
         return truncate(as_text(messages), self.max_observation_length)
+
+
+refine_env = EnvMaker(RefineEnv)  # the `refine` ids' entry point

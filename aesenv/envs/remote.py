@@ -29,7 +29,7 @@ from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
 from websockets.asyncio.client import connect as ws_connect
 
-from aesenv.serve.models import AesAction, AesObservation, AesState, ErrorInfo
+from aesenv.wire import AesAction, AesObservation, AesState, ErrorInfo
 
 TOKEN_ENV = "AESENV_SERVE_TOKEN"
 DEFAULT_STEP_TIMEOUT_S = 1900.0  # above the server's own step deadline: the server says when a step is late

@@ -16,11 +16,11 @@ import gymnasium as gym
 from gymnasium import spaces
 
 from aesenv.artifact import MAX_ARTIFACT_BYTES
-from aesenv.envs.base import AsyncKindEnv, KindEnv, TaskSource, deterministic_view
+from aesenv.envs.base import AsyncKindEnv, EnvMaker, KindEnv, TaskSource, deterministic_view
 from aesenv.envs.spaces import UnicodeText
 from aesenv.tasks import Task
 
-__all__ = ["AsyncSingleTurnEnv", "SingleTurnEnv"]
+__all__ = ["AsyncSingleTurnEnv", "SingleTurnEnv", "single_turn_env"]
 
 
 class AsyncSingleTurnEnv(AsyncKindEnv):
@@ -71,3 +71,6 @@ class SingleTurnEnv(KindEnv):
 
     def step(self, action: str | bytes):
         return self._run(self._core.step(action))
+
+
+single_turn_env = EnvMaker(SingleTurnEnv)  # the `single` ids' entry point

@@ -11,23 +11,27 @@ from typing import Any
 from aesenv.envs.refine import ending
 
 
-class AsyncCoreWrapper:
-    """Passes every attribute, read or written, through to the wrapped core (`core`), except the
-    wrapper's own; `reset` and `step` are the hooks a wrapper overrides."""
+def _forwarded(name: str) -> property:
+    """`name` of the wrapped core, read and written through the wrapper."""
+    return property(lambda self: getattr(self.core, name), lambda self, value: setattr(self.core, name, value),
+                    doc=f"The wrapped core's `{name}`.")
 
-    _own = frozenset({"core"})
+
+# The async cores' interface (`AsyncKindEnv`, `AsyncRefineEnv`): what a wrapper passes through.
+# Anything else on a wrapper is its own (an unknown name is an AttributeError, not the core's).
+FORWARDED = ("budget", "close", "edit_file", "end_rule", "entry", "env_id", "first_turn", "kind", "last",
+             "last_image", "look", "measure_at_end", "mode", "opening", "pick", "pipeline", "potential", "run",
+             "score_at_end", "screen", "task", "tasks", "tools", "toolset", "view_file", "with_reference",
+             "workspace", "write_file")
+
+
+class AsyncCoreWrapper:
+    """Wraps an async core (`core`): the names in `FORWARDED` are read and written on the core,
+    explicitly (Gymnasium's wrappers stopped forwarding every attribute in 1.0); `reset` and
+    `step` are the hooks a wrapper overrides; anything else is the wrapper's own."""
 
     def __init__(self, core: Any) -> None:
-        object.__setattr__(self, "core", core)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.core, name)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in self._own or name in type(self).__dict__:
-            object.__setattr__(self, name, value)
-        else:
-            setattr(self.core, name, value)
+        self.core = core
 
     @property
     def unwrapped(self) -> Any:
@@ -41,16 +45,18 @@ class AsyncCoreWrapper:
         return await self.core.step(action)
 
 
+for _name in FORWARDED:
+    setattr(AsyncCoreWrapper, _name, _forwarded(_name))
+
+
 class WallBudgetPenalty(AsyncCoreWrapper):
     """WebCoder's time limit: an episode that ran out of wall time (`end` is `max_wall_s`) loses
     `penalty` from its final reward (`info["end_penalty"]`); the closing line of the observation
     states the reward the learner gets. A NaN reward (not scored, or our failure) stays NaN."""
 
-    _own = frozenset({"core", "penalty"})
-
     def __init__(self, core: Any, penalty: float = 0.1) -> None:
         super().__init__(core)
-        object.__setattr__(self, "penalty", penalty)
+        self.penalty = penalty
 
     async def step(self, action: str | dict) -> tuple[list[dict], float, bool, bool, dict[str, Any]]:
         messages, reward, terminated, truncated, info = await self.core.step(action)
@@ -76,4 +82,4 @@ def _restated(messages: list[dict], old: str, new: str) -> list[dict]:
     return [*messages[:-1], last]
 
 
-__all__ = ["AsyncCoreWrapper", "WallBudgetPenalty"]
+__all__ = ["FORWARDED", "AsyncCoreWrapper", "WallBudgetPenalty"]

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import gymnasium as gym
 
+from aesenv.aggregators import AGGREGATORS, BREAKDOWNS
 from aesenv.kinds.envs import DEFAULT_ENVS, env_id
 from aesenv.registry import Registry
 
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 
 KINDS: "Registry[Kind]" = Registry("artifact kind")
 _ENV_IDS: dict[str, tuple[str, str]] = {}  # env id -> (kind name, mode)
+_DEFAULT_CHANNELS: dict[str, tuple[str, ...]] = {}  # kind name -> the channels it is scored with by default
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,7 @@ class KindEntry:
     title: str
     target: str  # "module:attribute" of the `Kind` instance
     envs: tuple[tuple[str, str, str], ...] = tuple((m, s, e) for m, (s, e) in DEFAULT_ENVS.items())
+    channels: tuple[str, ...] = ()  # its `Kind.default_channels`, known without importing it
 
 
 def _register_envs(name: str, title: str, envs) -> None:
@@ -48,23 +51,38 @@ def register_entry(entry: KindEntry) -> None:
     """Register a kind by its entry point (loaded on first lookup) and its Gymnasium ids."""
     KINDS.register_lazy(entry.name, entry.target)
     _register_envs(entry.name, entry.title, entry.envs)
+    _DEFAULT_CHANNELS.setdefault(entry.name, entry.channels)
 
 
 def register_kind(kind: "Kind") -> "Kind":
     """Register a built `kind` and its Gymnasium ids. Registering the same object again is a no-op."""
     KINDS.register(kind.name)(kind)
     _register_envs(kind.name, kind.title, [(m, s, e) for m, (s, e) in kind.envs.items()])
+    _DEFAULT_CHANNELS.setdefault(kind.name, tuple(kind.default_channels))
     return kind
 
 
 BUILTIN = (
-    KindEntry("web", "Web", "aesenv.kinds.web.kind:WEB"),
-    KindEntry("plot", "Plot", "aesenv.kinds.plot.kind:PLOT"),
+    KindEntry("web", "Web", "aesenv.kinds.web.kind:WEB", channels=("execution", "static", "interactive")),
+    KindEntry("plot", "Plot", "aesenv.kinds.plot.kind:PLOT", channels=("execution", "static")),
     KindEntry("project", "WebProject", "aesenv.kinds.project.kind:PROJECT",
-              envs=(("refine", "", "aesenv.envs.project:ProjectEnv"),)),
+              envs=(("refine", "", "aesenv.envs.project:project_env"),)),
 )
 for _entry in BUILTIN:
     register_entry(_entry)
+
+# The built-in aggregators (`Kind.rewards` names them), beside the kinds they score: AesCoder's
+# Eq. 1 is shared by pages and plots, AesCode's is the web kind's, WebCoder's the project kind's.
+BUILTIN_AGGREGATORS = {
+    "paper": "aesenv.judging.aescoder:paper",
+    "normalized": "aesenv.judging.aescoder:normalized",
+    "aescode": "aesenv.kinds.web.aescode:aescode",
+    "aescode_channels": "aesenv.kinds.web.aescode:aescode_channels",
+    "webcoder": "aesenv.kinds.project.aggregate:webcoder",
+}
+for _name, _target in BUILTIN_AGGREGATORS.items():
+    AGGREGATORS.register_lazy(_name, _target)
+BREAKDOWNS.register_lazy("aescode", "aesenv.kinds.web.aescode:aescode_scores")
 
 
 def kind_of(task: "Task") -> "Kind":
@@ -86,10 +104,16 @@ def mode_of(env_id: str) -> "tuple[Kind, str]":
     return KINDS[name], mode
 
 
+def default_channels() -> list[str]:
+    """`PipelineConfig.channels` when a config names none: every registered kind's default
+    channels, in registration order, each once (no kind is loaded)."""
+    return list(dict.fromkeys(name for names in _DEFAULT_CHANNELS.values() for name in names))
+
+
 def channel_names() -> list[str]:
     """Every channel some registered kind offers (loads every kind)."""
     return sorted({name for kind in KINDS for name in KINDS[kind].channels})
 
 
-__all__ = ["BUILTIN", "KINDS", "KindEntry", "channel_names", "env_ids", "kind_of", "mode_of", "register_entry",
+__all__ = ["BUILTIN", "BUILTIN_AGGREGATORS", "KINDS", "KindEntry", "channel_names", "default_channels", "env_ids", "kind_of", "mode_of", "register_entry",
            "register_kind"]

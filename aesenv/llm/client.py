@@ -35,14 +35,16 @@ import re
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
-import openai
-from openai.types.chat import ChatCompletion
 from pydantic import BaseModel, Field, ValidationError
 
 from aesenv.paths import home
+
+if TYPE_CHECKING:  # the SDK (500-odd modules) loads when a client is first made, not with `image_part`
+    import openai
+    from openai.types.chat import ChatCompletion
 
 log = logging.getLogger(__name__)
 
@@ -304,6 +306,7 @@ class _RateLimiter:
 def _sdk_client(config: ClientConfig) -> openai.AsyncOpenAI:
     """The SDK client for `config`, its own retries off (ours count them). The key is looked up
     on every request, so a rotated key is picked up and none is held in an object we log."""
+    import openai
 
     async def api_key() -> str:
         return os.environ.get(config.api_key_env, "")
@@ -511,6 +514,9 @@ class ChatClient:
         """Send one chat-completions request through the SDK under the limits; count the request
         and its tokens. Transport trouble raises `_Retryable`; a request the server refuses for
         good, `_Rejected`."""
+        import openai
+        from openai.types.chat import ChatCompletion
+
         state = self._loop_state()
         api_key = os.environ.get(self.config.api_key_env)
         # No key (a local vLLM): send no Authorization header rather than an empty one.

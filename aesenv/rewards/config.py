@@ -7,23 +7,23 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from aesenv.interact.agents import interactor_for
-from aesenv.kinds import KINDS
-from aesenv.llm.client import ClientConfig
+from aesenv.kinds import KINDS, default_channels
 from aesenv.render.renderer import RenderConfig
 from aesenv.rewards.aggregate import AGGREGATORS
-from aesenv.specs import parse_spec
 
 
 class PipelineConfig(BaseModel):
-    channels: list[str] = Field(default_factory=lambda: ["execution", "static", "interactive"])
+    # Default: what the registered kinds score with when a config names no channel (their entries'
+    # `channels`, in registration order).
+    channels: list[str] = Field(default_factory=default_channels)
     judge: str = "offline"
     judge_options: dict[str, Any] = Field(default_factory=dict)  # e.g. {"samples": 3} for openai:<model>
     reward: str = "paper"
     channel_timeout_s: float = 60.0
     render: RenderConfig = Field(default_factory=RenderConfig)
     sandbox: str = "local"  # where scripts run: "local" or "docker"
-    # The interactive agent: None follows the judge (`offline` → the deterministic explorer,
+    # The page kinds' interactive agent (read by the channel that acts on pages,
+    # `Channel.config_options`): None follows the judge (`offline` → the deterministic explorer,
     # `openai:<model>` → the VLM web agent), or name one; N = scored interactions per page.
     interactor: str | None = None
     interactor_options: dict[str, Any] = Field(default_factory=dict)  # ClientConfig fields for a VLM agent
@@ -37,25 +37,9 @@ class PipelineConfig(BaseModel):
     channel_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     def options_for(self, channel: str) -> dict[str, Any]:
-        """What the channel named `channel` is built with (its `Channel.Options`, as data): its
-        `channel_options`, over what this config says of it elsewhere (the interactive agent)."""
-        given = dict(self.channel_options.get(channel, {}))
-        if channel == "interactive":
-            return {**self._interaction(), **given}
-        return given
-
-    def _interaction(self) -> dict[str, Any]:
-        """The interactive agent: the one named, else the judge's kind when it can act. An agent
-        that follows a VLM judge also takes the judge's client settings (base URL, key variable,
-        timeouts), so `--judge-base-url` reaches both."""
-        spec = interactor_for(self.judge, self.interactor)
-        if parse_spec(spec)[0] == "offline":
-            return {"agent": spec, "budget": self.interaction_budget}
-        options = dict(self.interactor_options)
-        if self.interactor is None:
-            inherited = {k: v for k, v in self.judge_options.items() if k in ClientConfig.model_fields}
-            options = {**inherited, **options}
-        return {"agent": spec, "budget": self.interaction_budget, "agent_options": options}
+        """The options the channel named `channel` is given by name (`channel_options`); a channel
+        adds what it reads elsewhere in this config (`Channel.config_options`)."""
+        return dict(self.channel_options.get(channel, {}))
 
     def channels_for(self, kind: str) -> list[str]:
         """The channels `kind`'s answers are scored with: a kind with fixed channels (the project

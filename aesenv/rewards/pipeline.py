@@ -22,7 +22,6 @@ from aesenv.artifact import Artifact
 from aesenv.channels import Channel, ChannelContext, ChannelResult, ChannelStatus, Evidence, Need
 from aesenv.kinds import KINDS, kind_of
 from aesenv.kinds.base import Kind, Look, Backends
-from aesenv.lint.htmlhint import HtmlHint
 from aesenv.render import Renderer, Rendering
 from aesenv.rewards.aggregate import AGGREGATORS
 from aesenv.rewards.config import PipelineConfig
@@ -30,9 +29,6 @@ from aesenv.rewards.record import ArtifactInfo, RewardRecord
 from aesenv.sandbox import CommandRun, PlotRun, Sandbox, SandboxLimits, make_sandbox
 from aesenv.stages import collecting
 from aesenv.tasks import Task
-
-GATE_CHANNEL = "execution"  # the channel `gate_on_execution` puts in front of the others
-
 
 @dataclass
 class Scored:
@@ -77,42 +73,67 @@ class _KindParts:
 
 
 class RewardPipeline:
-    """Owns the renderer, the linter, the sandbox, and per kind a judge and the configured
-    channels (built for every registered kind up front, so a bad option fails at start-up).
-    `judges` replaces the judge of a kind (`{"web": judge}`). `async with RewardPipeline() as p: ...`."""
+    """Owns the renderer, the sandbox, and per kind a judge and the configured channels (a page's
+    linter is its execution channel's), built on the kind's first task (so `gym.make("AesWeb-v0")` loads no other kind).
+    `validate()` builds every registered kind's parts at once, for a caller that wants a bad
+    option to fail at start-up. `judges` replaces the judge of a kind (by kind name); `linter`,
+a linter shared between pipelines (closed with this one), is handed to the channels that lint.
+    `async with RewardPipeline() as p: ...`."""
 
     def __init__(self, config: PipelineConfig | None = None, *, renderer: Renderer | None = None,
-                 linter: HtmlHint | None = None, sandbox: Sandbox | None = None,
+                 linter: Any = None, sandbox: Sandbox | None = None,
                  judges: dict[str, Any] | None = None) -> None:
         self.config = config or PipelineConfig()
         self.renderer = renderer or Renderer(self.config.render)
-        self.linter = linter or HtmlHint()
+        self.linter = linter
         self.sandbox = sandbox or make_sandbox(self.config.sandbox)
         self.backends = Backends(self.renderer, self.sandbox)
         self._given_judges = dict(judges or {})
         self._parts: dict[str, _KindParts] = {}
-        self._check_names()
+        self._names_checked = False
+
+    def validate(self) -> "RewardPipeline":
+        """Check the config's names and build every registered kind's judge and channels now
+        (loading every kind): what a pipeline did on construction before its parts were lazy. An
+        unknown channel, reward or option raises `ValueError` here rather than on a first task."""
+        self._check_names(every_kind=True)
         for name in KINDS:
             self._parts_of(KINDS[name])
+        return self
 
-    def _check_names(self) -> None:
-        """Channel names and the reward are the kinds': checked here, against every registered kind."""
-        offered = {name for kind in KINDS for name in KINDS[kind].channels}
+    def _check_names(self, first: Kind | None = None, *, every_kind: bool = False) -> None:
+        """Channel names and the reward are the kinds': each name must be offered by some
+        registered kind. Checked once, against `first` (the kind being built) and, only when it
+        does not offer everything the config names, against every kind: each check passes for a
+        few kinds only if it passes for all, so loading the rest is needed only to name an error."""
+        if self._names_checked:
+            return
+        problem = None if every_kind or first is None else self._names_problem([first])
+        if every_kind or first is None or problem is not None:
+            problem = self._names_problem([KINDS[name] for name in KINDS])
+        if problem is not None:
+            raise ValueError(problem)
+        self._names_checked = True
+
+    def _names_problem(self, kinds: list[Kind]) -> str | None:
+        """What in the config no kind in `kinds` offers (None: they offer all of it)."""
+        offered = {name for kind in kinds for name in kind.channels}
         unknown = [c for c in [*self.config.channels, *self.config.channel_options] if c not in offered]
         if unknown:
-            raise ValueError(f"unknown channels {unknown}; available: {sorted(offered)}")
-        declared = {name for kind in KINDS for name in KINDS[kind].rewards}
+            return f"unknown channels {unknown}; available: {sorted(offered)}"
+        declared = {name for kind in kinds for name in kind.rewards}
         if self.config.reward not in declared:
-            raise ValueError(f"reward {self.config.reward!r} is not declared by any kind; declared: {sorted(declared)}")
+            return f"reward {self.config.reward!r} is not declared by any kind; declared: {sorted(declared)}"
         for channel, given in self.config.channel_options.items():
-            taken = {option for kind in KINDS if channel in KINDS[kind].channels
-                     for option in KINDS[kind].channels[channel].Options.model_fields}
+            taken = {option for kind in kinds if channel in kind.channels
+                     for option in kind.channels[channel].Options.model_fields}
             if set(given) - taken:
-                raise ValueError(f"channel {channel!r} takes no option {sorted(set(given) - taken)}; "
-                                 f"its options: {sorted(taken)}")
+                return f"channel {channel!r} takes no option {sorted(set(given) - taken)}; its options: {sorted(taken)}"
+        return None
 
     def _parts_of(self, kind: Kind) -> _KindParts:
         if kind.name not in self._parts:
+            self._check_names(kind)
             for name in ("paper", "normalized"):
                 if name not in kind.rewards:
                     raise ValueError(f"kind {kind.name!r} declares no {name!r} reward (it declares {sorted(kind.rewards)})")
@@ -132,16 +153,18 @@ class RewardPipeline:
         """What `kind`'s channel `channel` is built from. Kinds share channel names (`execution`: a
         page's lint, a script's import check), so each gets the options its own `Options` takes;
         an option no kind's channel takes is refused in `_check_names`."""
-        takes = kind.channels[channel].Options.model_fields
-        options = {k: v for k, v in self.config.options_for(channel).items() if k in takes}
+        channel_class = kind.channels[channel]
+        takes = channel_class.Options.model_fields
+        given = {**channel_class.config_options(self.config), **self.config.options_for(channel)}
+        options = {k: v for k, v in given.items() if k in takes}
         return ChannelContext(options=options, judge=judge, linter=self.linter,
                               renderer=self.renderer, timeout_s=self.config.channel_timeout_s)
 
-    def judge(self, kind: str = "web") -> Any:
+    def judge(self, kind: str) -> Any:
         """The judge this pipeline uses for `kind`'s answers."""
         return self._parts_of(KINDS[kind]).judge
 
-    def channels(self, kind: str = "web") -> list[Channel]:
+    def channels(self, kind: str) -> list[Channel]:
         """The configured channels `kind`'s answers are scored with."""
         return self._parts_of(KINDS[kind]).channels
 
@@ -156,9 +179,15 @@ class RewardPipeline:
         await self.renderer.start()
 
     async def close(self) -> None:
-        await self.linter.close()
+        await self.close_parts()
         await self.renderer.close()
         await self.sandbox.close()
+
+    async def close_parts(self) -> None:
+        """Close what the kinds' parts hold (judges' HTTP clients, a page's linter) and a given
+        linter, leaving the renderer and the sandbox (which a test may share) open."""
+        if self.linter is not None:
+            await self.linter.close()
         for parts in self._parts.values():
             close = getattr(parts.judge, "close", None)  # VLM judges hold an HTTP client
             if close is not None:
@@ -166,7 +195,7 @@ class RewardPipeline:
             for channel in parts.channels:
                 await channel.close()
 
-    def provenance(self, kind: str = "web") -> dict[str, str]:
+    def provenance(self, kind: str) -> dict[str, str]:
         judge = self.judge(kind)
         return {
             "aesenv": __version__,
@@ -203,8 +232,7 @@ class RewardPipeline:
             timings["channels"] = _ms(t)
         timings["total"] = _ms(start)
         record = self._record(kind, evidence, channels, timings, gate)
-        return Scored(record=record, rendering=getattr(evidence, "rendering", None), artifact=artifact,
-                      plot=getattr(evidence, "run", None),
+        return Scored(record=record, artifact=artifact, **kind.kept(evidence),
                       picture=kind.picture(evidence), make_screen=lambda: next(iter(kind.images(evidence)), None))
 
     async def inspect(self, task: Task, code: str, files: dict[str, bytes], *, budget_chars: int = 12_000) -> Look:
@@ -227,8 +255,9 @@ class RewardPipeline:
         return await self.sandbox.run(argv, files, limits, links=links)
 
     def _gate_of(self, kind: Kind) -> str | None:
-        """The channel the others wait behind: the kind's own gate, else the execution gate when on."""
-        return kind.gate_channel or (GATE_CHANNEL if self.config.gate_on_execution else None)
+        """The channel the others wait behind: the kind's own gate, else its execution channel when
+        `gate_on_execution` is on."""
+        return kind.gate_channel or (kind.execution_channel if self.config.gate_on_execution else None)
 
     async def _run_channels(self, channels: list[Channel], evidence: Evidence, gate_name: str | None,
                             timings: dict[str, float]) -> tuple[dict[str, ChannelResult], str]:
@@ -270,21 +299,18 @@ class RewardPipeline:
 
     def _record(self, kind: Kind, evidence: Evidence, channels: dict[str, ChannelResult],
                 timings: dict[str, float], gate: str) -> RewardRecord:
-        task, artifact, rendering = evidence.task, evidence.artifact, getattr(evidence, "rendering", None)
+        task, artifact = evidence.task, evidence.artifact
         rewards = {name: AGGREGATORS[aggregator](channels) for name, aggregator in kind.rewards.items()}
         reward, normalized = rewards["paper"], rewards["normalized"]
         infra = reward is None or normalized is None
-        provenance = self.provenance(kind.name)
-        exec_payload = channels.get("execution")
-        if exec_payload is not None and exec_payload.payload.get("htmlhint_version"):
-            provenance["htmlhint"] = exec_payload.payload["htmlhint_version"]
+        provenance = {**self.provenance(kind.name), **kind.provenance(channels)}
         return RewardRecord(
             task_id=task.id, category=task.category.value, status="infra_error" if infra else "ok",
             failure=kind.failure(evidence, infra), reward=reward, normalized=normalized, rewards=rewards,
             reward_name=self.config.reward, channels=channels, gate=gate,
             artifact=ArtifactInfo(kind=artifact.kind.value, sha256=artifact.sha256, bytes=artifact.source_bytes,
                                   truncated=artifact.truncated, reason=artifact.reason),
-            rendering=rendering.summary() if rendering is not None else None,
+            rendering=kind.rendering_summary(evidence),
             timings_ms=timings, provenance=provenance)
 
 

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, computed_field
 
-from aesenv.rewards.aggregate import AGGREGATORS, aescode_scores
+from aesenv.rewards.aggregate import AGGREGATORS, BREAKDOWNS
 from aesenv.channels import ChannelResult
 
 
@@ -49,7 +49,7 @@ class RewardRecord(BaseModel):
     @property
     def aescode(self) -> dict[str, float | None] | None:
         """AesCode's Rule / Visual / Overall, when the record has AesCode channels."""
-        return aescode_scores(self.channels)
+        return BREAKDOWNS["aescode"](self.channels)
 
     @property
     def selected_reward(self) -> float | None:

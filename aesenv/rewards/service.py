@@ -47,7 +47,7 @@ class ScoringActor:
     async def _started(self) -> RewardPipeline:
         async with self._starting:
             if self.pipeline is None:
-                pipeline = RewardPipeline(self.config)
+                pipeline = RewardPipeline(self.config).validate()
                 await pipeline.start()
                 self.pipeline = pipeline
         return self.pipeline
@@ -191,5 +191,5 @@ def ray_address(option: str) -> str | None:
 def scorer(config: PipelineConfig, ray: str | None = None, actors: int = 2) -> RewardPipeline | RayScorer:
     """The local pipeline, or with `ray` ("local" or a cluster address) a Ray pool of `actors`."""
     if ray is None:
-        return RewardPipeline(config)
+        return RewardPipeline(config).validate()  # a run's bad config fails before its first answer
     return RayScorer(config, actors=actors, address=ray_address(ray))

@@ -48,7 +48,7 @@ from starlette.routing import Mount, Route
 from aesenv.version import __version__
 from aesenv.serve import describe
 from aesenv.serve.forms import served_mode
-from aesenv.serve.models import (AesAction, AesObservation, AesState, ScoreRequest, ScoreResponse, TaskPage,
+from aesenv.wire import (AesAction, AesObservation, AesState, ScoreRequest, ScoreResponse, TaskPage,
                                  TaskSummary)
 from aesenv.serve.sessions import CONNECTION, AesServedEnv, Connection, Hub, ServeSettings
 

@@ -14,7 +14,7 @@ from typing import Any
 from openenv.core.env_server.types import EnvironmentMetadata
 
 from aesenv.serve.forms import ANSWER_TOOL, FORMS, served_mode
-from aesenv.serve.models import (ENDS_EPISODE, AesAction, AesObservation, AesState, ResetParams, ScoreRequest,
+from aesenv.wire import (ENDS_EPISODE, AesAction, AesObservation, AesState, ResetParams, ScoreRequest,
                                  ScoreResponse, SessionOptions, TaskPage)
 from aesenv.version import __version__
 

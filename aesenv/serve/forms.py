@@ -20,7 +20,7 @@ from typing import Any
 
 from aesenv.envs.tools import tool_schemas
 from aesenv.kinds import mode_of
-from aesenv.serve.models import AesAction
+from aesenv.wire import AesAction
 from aesenv.serve.webdev import WEBDEV_ENV_ID
 from aesenv.text import shown
 

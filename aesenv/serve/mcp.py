@@ -22,7 +22,7 @@ from typing import Any
 from openenv.core.env_server.serialization import serialize_observation
 
 from aesenv.serve.forms import ANSWER_TOOL
-from aesenv.serve.models import AesAction, ResetParams
+from aesenv.wire import AesAction, ResetParams
 
 START_TOOL = "start_episode"
 

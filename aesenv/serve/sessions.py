@@ -46,7 +46,7 @@ from aesenv.kinds import env_ids
 from aesenv.llm.client import image_part
 from aesenv.rewards import PipelineConfig, RewardPipeline
 from aesenv.serve.forms import FORMS, BadAction, served_mode
-from aesenv.serve.models import (ENDS_EPISODE, AesAction, AesObservation, AesState, ErrorInfo, ResetParams,
+from aesenv.wire import (ENDS_EPISODE, AesAction, AesObservation, AesState, ErrorInfo, ResetParams,
                                  SessionOptions)
 from aesenv.serve.shaping import FrameStore, chosen_reward, frames_by_reference, shape_images
 from aesenv.serve.webdev import WEBDEV_ENV_ID, WebdevCore
@@ -94,7 +94,7 @@ class Hub:
 
     def __init__(self, settings: ServeSettings) -> None:
         self.settings = settings
-        self.pipeline = RewardPipeline(settings.pipeline)
+        self.pipeline = RewardPipeline(settings.pipeline).validate()  # a bad config fails at start-up, not in a session
         self.loop: asyncio.AbstractEventLoop | None = None
         self.sessions: set[AesServedEnv] = set()
         self.frames = FrameStore(max_age_s=settings.session_idle_s + settings.step_timeout_s)

@@ -16,7 +16,7 @@ import time
 from collections import OrderedDict
 from typing import Any
 
-from aesenv.serve.models import SessionOptions
+from aesenv.wire import SessionOptions
 
 THUMBNAIL_PX = 320
 FRAME_SUFFIX = "_b64"  # the record's frames: `before_jpeg_b64`, `after_jpeg_b64`, ...

@@ -27,7 +27,8 @@ from verifiers.v1.harnesses.null import NullHarness
 
 from aesenv.channels.base import ChannelStatus
 from aesenv.kinds import KINDS
-from aesenv.rewards import PAPER_WEIGHTS, PipelineConfig, RewardPipeline, RewardRecord
+from aesenv.judging.aescoder import PAPER_WEIGHTS
+from aesenv.rewards import PipelineConfig, RewardPipeline, RewardRecord
 from aesenv.tasks import Task, load_tasks
 
 OTHER_WEIGHT = 0.1
@@ -61,7 +62,7 @@ async def shared_pipeline(config: PipelineConfig) -> RewardPipeline:
     key = (id(asyncio.get_running_loop()), config.model_dump_json())
     pipeline = _PIPELINES.get(key)
     if pipeline is None:
-        pipeline = _PIPELINES[key] = RewardPipeline(config)
+        pipeline = _PIPELINES[key] = RewardPipeline(config).validate()
     await pipeline.start()
     return pipeline
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from typing import Any
 
 from aesenv.artifact import Artifact, ArtifactKind
 from aesenv.kinds.plot.channels import PlotEvidence, PlotExecutionChannel, PlotStaticChannel, plot_failure
@@ -48,6 +49,8 @@ class PlotKind(Kind):
     observation_lengths = {"prompt": 100_000, "category": 64, "data_files": 10_000, "data_preview": 100_000}
     blank_frame = BLANK_FIGURE
     channel_classes = (PlotExecutionChannel, PlotStaticChannel)
+    execution_channel = PlotExecutionChannel.name
+    default_channels = (PlotExecutionChannel.name, PlotStaticChannel.name)
     judges = PLOT_JUDGE
     # A plot's reference image is the ground truth the VLM judge compares with (PandasPlotBench's
     # `plots_gt`); the benchmark asks from the description, so the policy never sees it.
@@ -79,6 +82,10 @@ class PlotKind(Kind):
         # offline judge reads and the picture a VLM sees are one drawing, out of the script's reach.
         run = await draw_figures(run, backends.renderer)
         yield PlotEvidence(task, artifact, run=run)
+
+    def kept(self, evidence: PlotEvidence) -> dict[str, Any]:
+        """A script's run (its figures stay in memory); a plot renders no page."""
+        return {"rendering": None, "plot": evidence.run}
 
     def looked(self, evidence: PlotEvidence) -> bool:
         return evidence.run is not None

@@ -1,5 +1,5 @@
 """The project verifier as reward channels: `project_gate` (G), `project_det` (f_det) and
-`project_vlm` (f_vlm); the `webcoder` aggregator (`aesenv.rewards.aggregate`) makes
+`project_vlm` (f_vlm); the `webcoder` aggregator (`aesenv.kinds.project.aggregate`) makes
 R = G·(0.6·f_det + 0.4·f_vlm). The kind builds, serves and measures once (`ProjectEvidence`:
 the build, the census, the reference); the channels read that."""
 

@@ -5,7 +5,7 @@ A workspace starts from the scaffold (`scaffold/`), with the task's files laid o
 existing project, maybe with an injected defect). An answer is the workspace's sources: the
 kind builds them in the sandbox (`build`), serves `dist/` from the renderer's virtual origin,
 and takes one census of the live page (`census`); for a reproduction it also renders the
-reference page (`Kind.reference`, once per renderer) and compares whole pages: the app's long
+reference page (`PageKind.reference`, once per renderer) and compares whole pages: the app's long
 screenshot with the reference's, in f_det and in the judge's view. The verifier is its three channels
 (`channels`) and the `webcoder` aggregator: R = G·(0.6·f_det + 0.4·f_vlm).
 
@@ -22,7 +22,8 @@ from collections.abc import AsyncIterator
 
 from aesenv.artifact import Artifact
 from aesenv.channels.base import ChannelStatus
-from aesenv.kinds.base import Kind, Backends
+from aesenv.kinds.base import Backends
+from aesenv.kinds.page import PageKind
 from aesenv.render.describe import describe_rendering
 from aesenv.kinds.project.build import build, generated, scaffold_files
 from aesenv.kinds.project.census import Census, requirement_score, source_authoring, take_census
@@ -36,7 +37,7 @@ from aesenv.quoting import block, inline
 from aesenv.text import MAX_LISTED, clip
 
 
-class ProjectKind(Kind):
+class ProjectKind(PageKind):
     name = "project"
     title = "WebProject"
     entry = "index.html"
@@ -52,7 +53,7 @@ class ProjectKind(Kind):
     gate_channel = "project_gate"
     rewards = {"paper": "webcoder", "normalized": "webcoder", "webcoder": "webcoder"}
     judges = PROJECT_JUDGE
-    envs = {"refine": ("", "aesenv.envs.project:ProjectEnv")}
+    envs = {"refine": ("", "aesenv.envs.project:project_env")}
     reference_caption = ""  # a reproduction's request says the screenshot is attached (`request`)
     whole_page_reference = True  # WebCoder replicates long screenshots: the reference is its whole page
 

@@ -92,8 +92,9 @@ class ExecutionChannel(Channel):
     failure_raw = -1.0
     Options = ExecutionOptions
 
-    def __init__(self, linter: HtmlHint, options: ExecutionOptions | None = None) -> None:
+    def __init__(self, linter: HtmlHint, options: ExecutionOptions | None = None, *, owns_linter: bool = False) -> None:
         self.linter = linter
+        self.owns_linter = owns_linter  # made for this channel (no pipeline handed one): closed with it
         self.options = options or ExecutionOptions()
         # A page that hangs the linter is retried on a fresh process before it is failed, for its
         # source and for its DOM: the pipeline must let both finish rather than void the sample.
@@ -102,7 +103,15 @@ class ExecutionChannel(Channel):
 
     @classmethod
     def from_context(cls, context: ChannelContext) -> "ExecutionChannel":
-        return cls(context.linter, cls.options_of(context))
+        """The pipeline's linter when it was handed one, else one of its own: only a kind that
+        lints starts HTMLHint."""
+        if context.linter is not None:
+            return cls(context.linter, cls.options_of(context))
+        return cls(HtmlHint(), cls.options_of(context), owns_linter=True)
+
+    async def close(self) -> None:
+        if self.owns_linter:
+            await self.linter.close()
 
     async def measure(self, evidence: Evidence) -> ChannelResult:
         artifact = evidence.artifact

@@ -20,11 +20,12 @@ from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, ConfigDict, Field
 
 from aesenv.channels.base import Channel, ChannelContext, ChannelResult, ChannelStatus, Need
-from aesenv.interact.agents import Interactor, make_interactor
+from aesenv.interact.agents import Interactor, interactor_for, make_interactor
 from aesenv.kinds.page import PageEvidence
-from aesenv.llm.client import ModelError
+from aesenv.llm.client import ClientConfig, ModelError
 from aesenv.render.inpage import WorldScriptError
 from aesenv.render.live import PageFault
+from aesenv.specs import parse_spec
 from aesenv.tasks import Category
 
 log = logging.getLogger(__name__)
@@ -44,9 +45,9 @@ def _thrown_since(rendering: Any, live: Any) -> list[str]:
 
 
 class InteractiveOptions(BaseModel):
-    """The interactive channel's settings (`PipelineConfig.options_for("interactive")` fills them
-    from the config's `interactor`, `interactor_options` and `interaction_budget`): the agent's
-    spec, its client options, and N, the interactions scored per page."""
+    """The interactive channel's settings (`InteractiveChannel.config_options` fills them from the
+    config's `interactor`, `interactor_options` and `interaction_budget`): the agent's spec, its
+    client options, and N, the interactions scored per page."""
 
     model_config = ConfigDict(extra="forbid")
     agent: str = "offline"
@@ -69,6 +70,20 @@ class InteractiveChannel(Channel):
         # The agent's own calls (a VLM agent's model calls, with every retry), then the page's time.
         self.page_time_s = PAGE_TIME_SHARE * timeout_s
         self.deadline_s = (getattr(agent, "deadline_s", None) or 0.0) + timeout_s
+
+    @classmethod
+    def config_options(cls, config: Any) -> dict[str, Any]:
+        """The agent: the one the config names, else the judge's kind when it can act. An agent
+        that follows a VLM judge also takes the judge's client settings (base URL, key variable,
+        timeouts), so `--judge-base-url` reaches both."""
+        spec = interactor_for(config.judge, config.interactor)
+        if parse_spec(spec)[0] == "offline":
+            return {"agent": spec, "budget": config.interaction_budget}
+        options = dict(config.interactor_options)
+        if config.interactor is None:
+            inherited = {k: v for k, v in config.judge_options.items() if k in ClientConfig.model_fields}
+            options = {**inherited, **options}
+        return {"agent": spec, "budget": config.interaction_budget, "agent_options": options}
 
     @classmethod
     def from_context(cls, context: ChannelContext) -> "InteractiveChannel":

@@ -4,23 +4,25 @@ browser. Refine workspaces serve every other file next to `index.html` on the vi
 Φ: the fraction of the task's checkable requirements the rendering satisfies
 (`aesenv.kinds.web.verifiers.requirement_potential`, read on the open page so charts and tables count);
 for a task without requirements, the structural score (`aesenv.render.describe`). What an agent is
-shown of a result is the page default of `Kind`.
+shown of a result is the page default of `PageKind`.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from aesenv.channels.base import Evidence
 from aesenv.kinds.web.execution import ExecutionChannel
 from aesenv.kinds.web.interactive import InteractiveChannel
 from aesenv.kinds.web.static import StaticChannel
 from aesenv.models import PAGE_JUDGE
-from aesenv.kinds.base import Kind
+from aesenv.kinds.page import PageKind
 from aesenv.render.describe import structural_score
 from aesenv.tasks import Task
 from aesenv.kinds.web.verifiers import VERIFIER_CHANNELS, requirement_potential
 
 
-class WebKind(Kind):
+class WebKind(PageKind):
     name = "web"
     title = "Web"
     default_tasks = "builtin:web"
@@ -31,9 +33,17 @@ class WebKind(Kind):
     workspace_brief = ("a web page: the entry file is index.html; other files you write (CSS, JS, images) are "
                        "served next to it")
     channel_classes = (ExecutionChannel, StaticChannel, InteractiveChannel, *VERIFIER_CHANNELS)
+    execution_channel = ExecutionChannel.name
+    default_channels = (ExecutionChannel.name, StaticChannel.name, InteractiveChannel.name)  # AesCoder's three
     judges = PAGE_JUDGE
     rewards = {"paper": "paper", "normalized": "normalized", "aescode": "aescode",
                "aescode_channels": "aescode_channels"}
+
+    def provenance(self, channels: dict[str, Any]) -> dict[str, str]:
+        """The HTMLHint version the execution channel linted with, when it linted."""
+        execution = channels.get(self.execution_channel)
+        version = execution.payload.get("htmlhint_version") if execution is not None else None
+        return {"htmlhint": version} if version else {}
 
     def live_for_potential(self, task: Task) -> bool:
         return bool(task.requirements or task.canvas)  # charts and tables are read from the open page

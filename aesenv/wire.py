@@ -1,5 +1,6 @@
-"""What travels over the wire: OpenEnv's typed Action, Observation and State, specialised for
-aesenv (pydantic, so `/schema` describes them and bad input is a typed validation error).
+"""What travels over the wire between `aesenv serve` and its clients (`aesenv.envs.remote`), in
+one module below both: OpenEnv's typed Action, Observation and State, specialised for aesenv
+(pydantic, so `/schema` describes them and bad input is a typed validation error).
 
 An action is one of: `text` (a single-turn answer, or a refine/project turn in the text form of
 a tool call), `tool_calls` (OpenAI-native function calls, as an assistant message carries them),
