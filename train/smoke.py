@@ -47,6 +47,7 @@ class Shape:
     multi_turn: bool = False
     overrides: tuple[str, ...] = ()
     agent_loop: str | None = None  # a shipped agent-loop file (train/config/agent_loops/NAME.yaml)
+    response_length: int = 32
 
 
 SHAPES: dict[str, Shape] = {
@@ -55,13 +56,13 @@ SHAPES: dict[str, Shape] = {
     # The refine agent loop with WebCoder's context management and segment credit (aes_segment_grpo,
     # v1 trainer) on web refine episodes; its agent-loop file is shrunk to the smoke's lengths.
     "grpo_webcoder_project": Shape(config="grpo_webcoder_project", tasks="builtin:web", multi_turn=True,
-                                   agent_loop="webcoder_project"),
+                                   agent_loop="webcoder_project", response_length=320),
 }
 
 # The agent loop's lengths at smoke size (the loop's own keys; see train/config/agent_loops/).
 SMOKE_AGENT_LOOP = {"max_samples": 2, "sample_cap": None,
                     "budget": {"max_turns": 3, "max_wall_s": 600, "run_timeout_s": 30},
-                    "context": {"compact_at_tokens": 96, "keep_recent_turns": 1, "fold_after": 2, "summary_words": 20}}
+                    "context": {"compact_at_tokens": 256, "keep_recent_turns": 1, "fold_after": 2, "summary_words": 20}}
 
 
 def shrunk_agent_loop(name: str, response_length: int, out: Path) -> Path:
@@ -130,53 +131,6 @@ def build_tiny_model(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     tiny_models.build_text(path)
     return path
-
-
-# The warm start's two answers: one passes the execution gate (HTMLHint), one does not. They part at
-# their first token, so the warm policy samples either with about even odds and every group's
-# rewards differ with high probability: GRPO then has a gradient to take, which a random tiny
-# model (every answer gated to the same -0.1) never gives it.
-GATE_PASSING_PAGE = ('<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8" />\n'
-                     '<meta name="viewport" content="width=device-width, initial-scale=1" />\n'
-                     '<title>Hello</title>\n</head>\n<body>\n<h1>Hello</h1>\n</body>\n</html>\n')
-GATE_FAILING_PAGE = "<html><body><h1>Hello</h1></body></html>\n"
-
-
-def warm_start(model: Path, rows: Path, out: Path, steps: int = 150, seed: int = 0, context_tokens: int = 24) -> Path:
-    """Stage-I SFT in miniature: the tiny model learns to answer every training prompt with one of
-    the two pages above, half and half, so its samples are a coin flip between passing and failing
-    the gate (the rewards of a group differ). Plain PyTorch; each example keeps only the prompt's
-    last `context_tokens` tokens (the turn's end and the assistant header) to stay fast on CPU."""
-    if (out / "config.json").exists():
-        return out
-    import pandas as pd
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    torch.manual_seed(seed)
-    tokenizer = AutoTokenizer.from_pretrained(model)
-    policy = AutoModelForCausalLM.from_pretrained(model, torch_dtype=torch.float32)
-    prompts = [[dict(m) for m in p] for p in pd.read_parquet(rows / "train.parquet")["prompt"]]
-    examples = []
-    for index, prompt in enumerate(prompts):
-        for answer in (GATE_PASSING_PAGE, GATE_FAILING_PAGE):
-            context = tokenizer.apply_chat_template(prompt, tokenize=True, add_generation_prompt=True, return_dict=False)
-            target = tokenizer(answer, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
-            examples.append((context[-context_tokens:], target))
-    optimizer = torch.optim.AdamW(policy.parameters(), lr=1e-2)
-    policy.train()
-    for step in range(steps):
-        context, target = examples[step % len(examples)]
-        ids = torch.tensor([context + target])
-        labels = torch.tensor([[-100] * len(context) + target])
-        loss = policy(input_ids=ids, labels=labels).loss
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
-    out.mkdir(parents=True, exist_ok=True)
-    policy.to(torch.bfloat16).save_pretrained(out)
-    tokenizer.save_pretrained(out)
-    return out
 
 
 def build_rows(tasks: str, out: Path, multi_turn: bool) -> Path:
@@ -252,7 +206,7 @@ def _fsdp_shard_matches_export(actor_dir: Path, exported: dict[str, Any]) -> dic
             "equal": bool(compared) and not mismatched}
 
 
-def run_shape(name: str, out: Path, *, steps: int = 2, group: int = 2, batch: int = 2, response_length: int = 32,
+def run_shape(name: str, out: Path, *, steps: int = 2, group: int = 2, batch: int = 2, response_length: int | None = None,
               prompt_length: int = 512, resume: bool = True, overrides: tuple[str, ...] = (),
               timeout_s: float = 900) -> dict[str, Any]:
     """Train one shape for `steps` optimizer steps through veRL's main_ppo and return its summary."""
@@ -261,6 +215,7 @@ def run_shape(name: str, out: Path, *, steps: int = 2, group: int = 2, batch: in
     if steps < 1:
         raise ValueError("steps must be at least 1")
     shape = SHAPES[name]
+    response_length = response_length or shape.response_length
     run_dir = (out / name).resolve()
     run_dir.mkdir(parents=True, exist_ok=True)
     model = build_tiny_model(out.resolve() / "tiny_model")
@@ -288,6 +243,12 @@ def run_shape(name: str, out: Path, *, steps: int = 2, group: int = 2, batch: in
         "steps": len(train_steps), "wall_s": round(wall_s, 1),
         "param_change_norm": _change_norm(_load_hf_weights(model), exported),
         "checkpoint": str(actor_dir), "checkpoint_reload": _fsdp_shard_matches_export(actor_dir, exported),
+        # Whether the change came from the policy gradient: a group whose rewards all tie (a random
+        # tiny model's pages all fail the gate alike) has zero advantage, and the step then moves
+        # the weights by AdamW's decoupled weight decay alone.
+        "per_step": [{"step": row["step"], "grad_norm": row["data"].get("actor/grad_norm"),
+                      "score_min": row["data"].get("critic/score/min"), "score_max": row["data"].get("critic/score/max")}
+                     for row in train_steps],
         "aes_metrics": {k: v for k, v in last.items() if "aes_" in k},
         "last_step_metrics": last,
     }
