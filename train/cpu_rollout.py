@@ -50,7 +50,7 @@ class HFServer:
         from transformers import AutoModelForCausalLM
 
         torch.set_num_threads(max(1, threads))
-        self.model = AutoModelForCausalLM.from_pretrained(model_path, torch_dtype=torch.float32,
+        self.model = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.float32,
                                                           trust_remote_code=trust_remote_code)
         self.model.eval()
         self.prompt_length = prompt_length

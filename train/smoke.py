@@ -48,6 +48,7 @@ class Shape:
     overrides: tuple[str, ...] = ()
     agent_loop: str | None = None  # a shipped agent-loop file (train/config/agent_loops/NAME.yaml)
     response_length: int = 32
+    prompt_length: int = 512
 
 
 SHAPES: dict[str, Shape] = {
@@ -57,6 +58,13 @@ SHAPES: dict[str, Shape] = {
     # v1 trainer) on web refine episodes; its agent-loop file is shrunk to the smoke's lengths.
     "grpo_webcoder_project": Shape(config="grpo_webcoder_project", tasks="builtin:web", multi_turn=True,
                                    agent_loop="webcoder_project", response_length=320),
+    # AesCode's GDPO over its channels (legacy trainer: veRL hands channel values only to "gdpo"
+    # there). Its rows carry reference pictures for a VL policy; no VL model can be built here
+    # (transformers' Qwen2-VL processor loads a video processor that needs torchvision, and the
+    # only torchvision here is a CUDA build that does not load against the CPU torch), so the
+    # text policy reads the rows without their pictures (`data.image_key` names no column).
+    "gdpo_aescode": Shape(config="gdpo_aescode", tasks="builtin:aescode", prompt_length=1152,
+                          overrides=("data.image_key=no_pictures_for_a_text_policy",)),
 }
 
 # The agent loop's lengths at smoke size (the loop's own keys; see train/config/agent_loops/).
@@ -207,7 +215,7 @@ def _fsdp_shard_matches_export(actor_dir: Path, exported: dict[str, Any]) -> dic
 
 
 def run_shape(name: str, out: Path, *, steps: int = 2, group: int = 2, batch: int = 2, response_length: int | None = None,
-              prompt_length: int = 512, resume: bool = True, overrides: tuple[str, ...] = (),
+              prompt_length: int | None = None, resume: bool = True, overrides: tuple[str, ...] = (),
               timeout_s: float = 900) -> dict[str, Any]:
     """Train one shape for `steps` optimizer steps through veRL's main_ppo and return its summary."""
     if name not in SHAPES:
@@ -216,6 +224,7 @@ def run_shape(name: str, out: Path, *, steps: int = 2, group: int = 2, batch: in
         raise ValueError("steps must be at least 1")
     shape = SHAPES[name]
     response_length = response_length or shape.response_length
+    prompt_length = prompt_length or shape.prompt_length
     run_dir = (out / name).resolve()
     run_dir.mkdir(parents=True, exist_ok=True)
     model = build_tiny_model(out.resolve() / "tiny_model")
