@@ -100,6 +100,8 @@ def cpu_overrides(run_dir: Path, steps: int, *, group: int, batch: int, response
         "actor_rollout_ref.model.use_remove_padding=false",  # flash-attn's unpadding: GPU only
         "+actor_rollout_ref.model.override_config.attn_implementation=sdpa",
         "actor_rollout_ref.model.enable_gradient_checkpointing=false",
+        # fp32 parameters on the host (a config's bf16 would also round a small step away to nothing)
+        "actor_rollout_ref.actor.fsdp_config.dtype=float32",
         f"data.train_batch_size={batch}",
         f"data.val_batch_size={batch}",
         f"data.max_prompt_length={prompt_length}",
