@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup system-deps python-deps node-tools vllm-env demo test test-fast mutation doctor clean serve-image
+.PHONY: setup system-deps python-deps node-tools vllm-env demo test test-fast mutation doctor clean serve-image train-smoke
 
 setup: system-deps python-deps node-tools
 
@@ -69,6 +69,11 @@ doctor:
 
 demo: setup
 	$(BIN)/aesenv demo --out runs/demo
+
+# veRL's own trainer on CPU: two optimizer steps per training shape, checkpoints reloaded,
+# runs/train-smoke/summary.json (train/smoke.py; README, "Training with veRL").
+train-smoke: setup
+	$(BIN)/python -m train.smoke --out runs/train-smoke
 
 # `test` brings the vLLM venv too (tests/test_vllm_server.py fails without it under CI); `test-fast`
 # skips the slow tests and does not need it.

@@ -345,7 +345,8 @@ class FakeRefineEnv:
 
 
 class FakeLLM:
-    """veRL's LLM server client, answering scripted turns per episode (one request id each)."""
+    """veRL's LLM server client, answering scripted turns per episode (one request id each); each
+    answer names the policy version that wrote it, as veRL's client does (turn k: version 3 + k)."""
 
     def __init__(self, tokenizer, turns: list[str]):
         self.tokenizer, self.turns, self.prompts = tokenizer, list(turns), {}
@@ -357,7 +358,10 @@ class FakeLLM:
         seen.append(list(prompt_ids))
         text = self.turns[len(seen) - 1]
         ids = self.tokenizer.encode(text, add_special_tokens=False) + [self.tokenizer.eos_token_id]
-        return TokenOutput(token_ids=ids, log_probs=[-0.5] * len(ids), stop_reason="completed")
+        version = 3 + len(seen)
+        return TokenOutput(token_ids=ids, log_probs=[-0.5] * len(ids), stop_reason="completed",
+                           extra_fields={"global_steps": version, "min_global_steps": version,
+                                         "max_global_steps": version})
 
 
 def serve_env(monkeypatch, env_class) -> None:
@@ -632,6 +636,8 @@ async def test_a_compacting_rollout_returns_samples_that_train_each_turn_once(ti
         reward, carried = read_credit(sample["rm_scores"], sample["response_mask"])
         assert reward == pytest.approx(40.0) and carried == pytest.approx(offset, abs=1e-6)
         assert sample["extra_fields"]["segment_potentials"] == [0.2, 0.6, 0.5]
+        # veRL's v1 trainer reads the versions behind every sample (its staleness metrics)
+        assert (sample["extra_fields"]["min_global_steps"], sample["extra_fields"]["max_global_steps"]) == (4, 8)
 
     from tensordict import TensorDict
     rows = TensorDict({name: torch.nested.as_nested_tensor([stored[k][name] for k in keys], layout=torch.jagged)

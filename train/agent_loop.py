@@ -167,6 +167,7 @@ class AesRefineAgentLoop(AgentLoopBase):
         extra_info = kwargs["extra_info"]
         task = task_of(extra_info)
         env = await self.make_env(extra_info["env_id"], task)
+        self._weight_versions: list[int] = []  # the policy versions that generated this episode's turns
         try:
             return await self._episode(env, task, sampling_params)
         finally:
@@ -254,6 +255,9 @@ class AesRefineAgentLoop(AgentLoopBase):
                         replies: dict[int, Reply]) -> str:
         """One policy turn appended to the path (mask 1) and recorded in the tree."""
         out = await self.server_manager.generate(prompt_ids=path.ids, image_data=path.images or None, **generation)
+        for key in ("min_global_steps", "max_global_steps"):
+            if out.extra_fields.get(key) is not None:
+                self._weight_versions.append(int(out.extra_fields[key]))
         text = self.tokenizer.decode(out.token_ids, skip_special_tokens=True)
         message = {"role": "assistant", "content": text}
         index = tree.record(path.messages, message, carried=path.carried)
@@ -261,6 +265,14 @@ class AesRefineAgentLoop(AgentLoopBase):
         replies[id(message)] = reply
         self._append_reply(path, message, reply)
         return text
+
+    def _version_span(self) -> dict[str, int | None]:
+        """The oldest and newest policy versions behind the episode's turns: veRL's v1 trainer reads
+        `min_global_steps`/`max_global_steps` from every sample (its staleness metrics), as its own
+        agent loops pass them on from the server's outputs."""
+        versions = getattr(self, "_weight_versions", [])
+        return {"min_global_steps": min(versions) if versions else None,
+                "max_global_steps": max(versions) if versions else None}
 
     def _append_reply(self, path: ContextPath, message: dict[str, Any], reply: Reply) -> None:
         start = len(path.mask)
@@ -332,7 +344,7 @@ class AesRefineAgentLoop(AgentLoopBase):
                           "tool_rewards": [], "episode_end": final.get("end", ""), "segment": k,
                           "start_potential": start,
                           "segment_potentials": segment_potentials, "credit_offset": offset, "segments": len(paths),
-                          "credit_broadcast": broadcast})
+                          "credit_broadcast": broadcast, **self._version_span()})
             for k, (path, response, mask, logprobs), offset in zip(retained, cut, offsets)]
         if len(samples) == 1:
             return samples[0]

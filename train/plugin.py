@@ -16,11 +16,20 @@ Ray workers included): registers aesenv's advantage estimators and agent loop.
   leaves every other estimator to veRL (pinned by tests/test_train_verl.py::
   test_the_v1_trainer_computes_advantages_through_the_extended_step).
 - `agent_name: aesenv_refine` in the data: the multi-turn refine agent loop.
+- `VERL_PLATFORM=cpu` (train.cpu_platform) and `actor_rollout_ref.rollout.name=aes_hf`
+  (train.cpu_rollout): a CPU device platform and an HF-transformers rollout engine, so veRL's
+  trainer takes real steps on a machine without a GPU (`python -m train.smoke`). Both are
+  registered through veRL's own registries (its platform registry, its rollout replica registry
+  and the table `get_rollout_class` reads) and are chosen only by name: GPU runs never see them.
 """
 
 from __future__ import annotations
 
-from verl.trainer.ppo import core_algos
+from train import cpu_platform
+
+cpu_platform.register_platform()  # before the imports below can ask veRL for its platform
+
+from verl.trainer.ppo import core_algos  # noqa: E402
 
 from train.estimators import SEGMENT_ESTIMATORS, aes_grpo, masked_gdpo_slot, multi_trajectory_slot, refuse_outside_v1
 
@@ -39,7 +48,53 @@ def _extend_multi_trajectory_step() -> None:
             module.compute_advantage_for_multi_trajectories = multi_trajectory_slot(current)
 
 
+def _register_cpu_training() -> None:
+    """The CPU platform and the `aes_hf` rollout, both loaded lazily by veRL when named."""
+    from verl.workers.rollout import base as rollout_base
+    from verl.workers.rollout.replica import RolloutReplicaRegistry
+
+    from train.cpu_rollout_names import ROLLOUT_ADAPTER, ROLLOUT_NAME, load_replica
+
+    rollout_base._ROLLOUT_REGISTRY.setdefault((ROLLOUT_NAME, "async"), ROLLOUT_ADAPTER)
+    RolloutReplicaRegistry.register(ROLLOUT_NAME, load_replica)
+
+
+def _trl_value_head_check() -> None:
+    """veRL asks `is_trl_available()` before it imports trl's `AutoModelForCausalLMWithValueHead`
+    (model building, every FSDP actor's start); trl 1.x (our `trl` extra) no longer ships that class,
+    so an installed trl made every actor fail to start. The check is narrowed to what the callers
+    mean, "trl has the value-head model", in place before they bind it by name."""
+    from verl.utils import import_utils
+
+    current = import_utils.is_trl_available
+    if getattr(current, "aesenv", False):
+        return
+
+    def trl_has_value_head_model() -> bool:
+        if not current():
+            return False
+        import importlib
+
+        for module_name in ("trl.experimental.ppo", "trl"):
+            try:
+                if hasattr(importlib.import_module(module_name), "AutoModelForCausalLMWithValueHead"):
+                    return True
+            except ImportError:
+                continue
+        return False
+
+    trl_has_value_head_model.aesenv = True
+    import sys
+
+    for module in (import_utils, sys.modules.get("verl.models.transformers.monkey_patch"),
+                   sys.modules.get("verl.utils.model")):
+        if module is not None:
+            module.is_trl_available = trl_has_value_head_model
+
+
 def register() -> None:
+    _trl_value_head_check()
+    cpu_platform.register()
     if AES_GRPO not in core_algos.ADV_ESTIMATOR_REGISTRY:
         core_algos.register_adv_est(AES_GRPO)(aes_grpo)
     for name in SEGMENT_ESTIMATORS:
@@ -51,6 +106,7 @@ def register() -> None:
         # Not register_adv_est: it refuses a taken name, and only "gdpo" gets the channel values.
         core_algos.ADV_ESTIMATOR_REGISTRY["gdpo"] = masked_gdpo_slot(current)
     import train.agent_loop  # noqa: F401 - registers the `aesenv_refine` agent loop
+    _register_cpu_training()
 
 
 register()

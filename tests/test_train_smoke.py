@@ -1,0 +1,58 @@
+"""`make train-smoke` at its smallest: veRL's own trainer (main_ppo through train/scripts/launch.sh)
+takes two optimizer steps on CPU for each shape, writes a checkpoint that reloads, and logs the
+reward's `aes_*` fields. Slow (a few minutes per shape on two cores); the resumed second launch is
+left to `make train-smoke`, the checkpoint is reloaded in-process here."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("verl")
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def smoke_summary(tmp_path_factory):
+    out = tmp_path_factory.mktemp("train-smoke")
+    done = subprocess.run([sys.executable, "-m", "train.smoke", "--out", str(out), "--steps", "2", "--no-resume"],
+                          cwd=REPO, capture_output=True, text=True, timeout=1500)
+    summary = json.loads((out / "summary.json").read_text())
+    assert done.returncode == 0, (summary.get("failed"), done.stdout[-3000:], done.stderr[-3000:])
+    return summary
+
+
+@pytest.mark.slow
+def test_every_shape_takes_two_steps_through_verls_trainer_and_reloads_its_checkpoint(smoke_summary):
+    from train.smoke import SHAPES
+
+    assert set(smoke_summary["runs"]) == set(SHAPES)
+    for name, run in smoke_summary["runs"].items():
+        assert run["trainer_class"].startswith("verl.trainer."), (name, run["trainer_class"])
+        assert run["steps"] >= 2 and len(run["per_step"]) >= 2, (name, run["steps"])
+        assert run["checkpoint_reload"]["equal"] and run["checkpoint_reload"]["tensors_compared"] > 0, (name, run["checkpoint_reload"])
+        assert run["checkpoint_reloaded"], name
+        assert any(key.endswith("/aes_reward_valid/mean@1") for key in run["aes_metrics"]), (name, sorted(run["aes_metrics"]))
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(reason="a random tiny model's answers all score alike (the gate's -0.1, or 0 on every GDPO "
+                          "channel), so advantages and gradients are zero: single-turn and GDPO move by AdamW's "
+                          "weight decay alone, the refine shape not at all (train/smoke.py, README)", strict=False)
+def test_every_shape_changes_the_policy(smoke_summary):
+    changes = {name: run["param_change_norm"] for name, run in smoke_summary["runs"].items()}
+    assert all(change > 0 for change in changes.values()), changes
+
+
+def test_run_shape_refuses_an_unknown_shape(tmp_path):
+    from train.smoke import run_shape
+
+    with pytest.raises(ValueError, match="unknown shape"):
+        run_shape("no_such_shape", tmp_path)
+    with pytest.raises(ValueError, match="steps"):
+        run_shape("grpo_ar_single_turn", tmp_path, steps=0)

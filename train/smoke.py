@@ -1,0 +1,317 @@
+"""veRL's own trainer taking real optimizer steps on CPU, once per training shape we ship.
+
+    python -m train.smoke --out runs/train-smoke                 # every shape, 2 steps each
+    python -m train.smoke --out DIR --shape grpo_ar_single_turn --steps 20
+
+Each shape goes through `train/scripts/launch.sh` and its shipped config (so `verl.trainer.main_ppo`
+composes exactly what a GPU launch composes), with overrides that only shrink it and move it to
+the host: a tiny Qwen2 built locally (no downloads), `VERL_PLATFORM=cpu` and the `aes_hf` rollout
+(train.cpu_platform, train.cpu_rollout), FSDP2 over gloo, small batches and lengths, the offline
+judge (`allow_offline_judge`), a checkpoint at the last step and a validation pass there (veRL
+logs the reward's `aes_*` fields as validation metrics, not as training ones).
+
+After the run the checkpoint is reloaded twice: veRL's FSDP shard (`model_world_size_1_rank_0.pt`)
+must equal the HF weights veRL exported beside it, and, unless `resume=False`, a second launch
+resumes from the checkpoint and takes one more step (veRL's own loader). `DIR/summary.json` holds,
+per shape: the trainer class, the steps taken, ‖θ_after − θ_before‖, wall time and the last step's
+metrics. `run_shape` is the reusable part (a learning run calls it with more steps).
+
+On CPU the actor trains without the reference model (`use_kl_loss=false`): veRL's FSDP2 reference
+worker pins host memory for its offload (`CPUOffloadPolicy(pin_memory=True)`), which needs an
+accelerator, and its FSDP1 path refuses host parameters with `sync_module_states`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+LAUNCH = REPO / "train" / "scripts" / "launch.sh"
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One training shape: its shipped config, the task rows it trains on, and its own overrides."""
+
+    config: str
+    tasks: str
+    multi_turn: bool = False
+    overrides: tuple[str, ...] = ()
+    agent_loop: str | None = None  # a shipped agent-loop file (train/config/agent_loops/NAME.yaml)
+    response_length: int = 32
+    prompt_length: int = 512
+
+
+SHAPES: dict[str, Shape] = {
+    # AesCoder's GRPO-AR behind the execution gate (Eq. 1).
+    "grpo_ar_single_turn": Shape(config="grpo_ar_single_turn", tasks="builtin:web"),
+    # The refine agent loop with WebCoder's context management and segment credit (aes_segment_grpo,
+    # v1 trainer) on web refine episodes; its agent-loop file is shrunk to the smoke's lengths.
+    "grpo_webcoder_project": Shape(config="grpo_webcoder_project", tasks="builtin:web", multi_turn=True,
+                                   agent_loop="webcoder_project", response_length=320),
+    # AesCode's GDPO over its channels (legacy trainer: veRL hands channel values only to "gdpo"
+    # there). Its rows carry reference pictures for a VL policy; no VL model can be built here
+    # (transformers' Qwen2-VL processor loads a video processor that needs torchvision, and the
+    # only torchvision here is a CUDA build that does not load against the CPU torch), so the
+    # text policy reads the rows without their pictures (`data.image_key` names no column).
+    "gdpo_aescode": Shape(config="gdpo_aescode", tasks="builtin:aescode", prompt_length=1152,
+                          overrides=("data.image_key=no_pictures_for_a_text_policy",)),
+}
+
+# The agent loop's lengths at smoke size (the loop's own keys; see train/config/agent_loops/).
+SMOKE_AGENT_LOOP = {"max_samples": 2, "sample_cap": None,
+                    "budget": {"max_turns": 3, "max_wall_s": 600, "run_timeout_s": 30},
+                    "context": {"compact_at_tokens": 256, "keep_recent_turns": 1, "fold_after": 2, "summary_words": 20}}
+
+
+def shrunk_agent_loop(name: str, response_length: int, out: Path) -> Path:
+    """A copy of a shipped agent-loop file with only its lengths and budgets set to the smoke's."""
+    import yaml
+
+    entries = yaml.safe_load((REPO / "train" / "config" / "agent_loops" / f"{name}.yaml").read_text())
+    for entry in entries:
+        for key, value in SMOKE_AGENT_LOOP.items():
+            if key in entry:
+                entry[key] = {**entry[key], **value} if isinstance(value, dict) else value
+        if "rollout_window" in entry:
+            entry["rollout_window"] = response_length
+    out.write_text(yaml.safe_dump(entries))
+    return out
+
+
+def cpu_overrides(run_dir: Path, steps: int, *, group: int, batch: int, response_length: int,
+                  prompt_length: int) -> list[str]:
+    """What moves a shipped config onto this host and shrinks it; nothing about the algorithm."""
+    return [
+        "trainer.device=cpu",
+        "actor_rollout_ref.rollout.name=aes_hf",
+        "actor_rollout_ref.actor.strategy=fsdp2",
+        "actor_rollout_ref.ref.strategy=fsdp2",
+        "actor_rollout_ref.actor.use_kl_loss=false",  # no reference worker on CPU: module docstring
+        "actor_rollout_ref.model.use_remove_padding=false",  # flash-attn's unpadding: GPU only
+        "+actor_rollout_ref.model.override_config.attn_implementation=sdpa",
+        "actor_rollout_ref.model.enable_gradient_checkpointing=false",
+        # fp32 parameters on the host (a config's bf16 would also round a small step away to nothing)
+        "actor_rollout_ref.actor.fsdp_config.dtype=float32",
+        f"data.train_batch_size={batch}",
+        f"data.val_batch_size={batch}",
+        f"data.max_prompt_length={prompt_length}",
+        f"data.max_response_length={response_length}",
+        "data.dataloader_num_workers=0",
+        f"actor_rollout_ref.rollout.n={group}",
+        f"actor_rollout_ref.actor.ppo_mini_batch_size={batch}",
+        f"actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu={batch * group}",
+        f"actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu={batch * group}",
+        f"actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu={batch * group}",
+        "actor_rollout_ref.rollout.agent.num_workers=1",
+        "actor_rollout_ref.actor.checkpoint.save_contents=[model,optimizer,extra,hf_model]",
+        "reward.num_workers=1",
+        "reward.custom_reward_function.reward_kwargs.judge=offline",
+        "reward.custom_reward_function.reward_kwargs.allow_offline_judge=true",
+        f"trainer.total_training_steps={steps}",
+        f"trainer.save_freq={steps}",
+        f"trainer.test_freq={steps}",
+        "trainer.val_before_train=false",
+        "trainer.logger=[console,file]",
+        f"trainer.default_local_dir={run_dir / 'checkpoints'}",
+        "transfer_queue.backend.SimpleStorage.num_data_storage_units=1",
+        "+ray_kwargs.ray_init.num_gpus=1",  # one logical slot for the one trainer rank (train.cpu_platform)
+        "ray_kwargs.ray_init.num_cpus=8",
+    ]
+
+
+def build_tiny_model(path: Path) -> Path:
+    """The tests' tiny Qwen2 and byte-level tokenizer (tests/support/tiny_models.py), built here."""
+    if (path / "config.json").exists():
+        return path
+    sys.path.insert(0, str(REPO / "tests" / "support"))
+    try:
+        import tiny_models
+    finally:
+        sys.path.pop(0)
+    path.mkdir(parents=True, exist_ok=True)
+    tiny_models.build_text(path)
+    return path
+
+
+def build_rows(tasks: str, out: Path, multi_turn: bool) -> Path:
+    if (out / "train.parquet").exists():
+        return out
+    command = [sys.executable, "-m", "train.data", "--tasks", tasks, "--out", str(out)]
+    if multi_turn:
+        command.append("--multi-turn")
+    subprocess.run(command, check=True, cwd=REPO, env=_env(), stdout=subprocess.DEVNULL)
+    return out
+
+
+def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [env.get("PYTHONPATH")])])
+    env["VERL_PLATFORM"] = "cpu"
+    env["PYTHON"] = sys.executable
+    env.setdefault("TOKENIZERS_PARALLELISM", "false")
+    env.update(extra or {})
+    return env
+
+
+def launch(shape: Shape, model: Path, data: Path, run_dir: Path, overrides: list[str], log_name: str,
+           timeout_s: float) -> list[dict[str, Any]]:
+    """One `launch.sh` run; returns the metrics veRL's file logger wrote, one dict per step."""
+    metrics_path = run_dir / f"{log_name}.metrics.jsonl"
+    metrics_path.unlink(missing_ok=True)
+    log_path = run_dir / f"{log_name}.log"
+    command = ["bash", str(LAUNCH), shape.config, str(model), str(data), "1", *overrides]
+    with log_path.open("w") as log:
+        done = subprocess.run(command, cwd=REPO, env=_env({"VERL_FILE_LOGGER_PATH": str(metrics_path)}),
+                              stdout=log, stderr=subprocess.STDOUT, timeout=timeout_s)
+    if done.returncode != 0:
+        tail = log_path.read_text(errors="replace").splitlines()[-40:]
+        raise RuntimeError(f"{shape.config}: main_ppo exited {done.returncode}; log {log_path}:\n" + "\n".join(tail))
+    if not metrics_path.exists():
+        raise RuntimeError(f"{shape.config}: veRL wrote no metrics ({metrics_path}); log {log_path}")
+    return [json.loads(line) for line in metrics_path.read_text().splitlines() if line.strip()]
+
+
+def _load_hf_weights(folder: Path) -> dict[str, Any]:
+    from safetensors.torch import load_file
+
+    files = sorted(folder.glob("*.safetensors"))
+    if not files:
+        raise RuntimeError(f"no HF weights in {folder}")
+    weights: dict[str, Any] = {}
+    for file in files:
+        weights.update(load_file(str(file)))
+    return weights
+
+
+def _change_norm(before: dict[str, Any], after: dict[str, Any]) -> float:
+    import torch
+
+    shared = sorted(set(before) & set(after))
+    if not shared:
+        raise RuntimeError("the trained and the initial weights share no parameter names")
+    total = sum(float((after[n].float() - before[n].float()).pow(2).sum()) for n in shared)
+    return math.sqrt(total) if torch.isfinite(torch.tensor(total)) else math.nan
+
+
+def _fsdp_shard_matches_export(actor_dir: Path, exported: dict[str, Any]) -> dict[str, Any]:
+    """Reload veRL's FSDP model shard and compare it with the HF weights exported from the same
+    trained model: the checkpoint a resume would load holds the weights that were trained."""
+    import torch
+
+    shard = torch.load(actor_dir / "model_world_size_1_rank_0.pt", map_location="cpu", weights_only=False)
+    tensors = {name: (t.full_tensor() if hasattr(t, "full_tensor") else t) for name, t in shard.items()}
+    compared = [n for n in exported if n in tensors]
+    mismatched = [n for n in compared if not torch.equal(tensors[n].to(exported[n].dtype), exported[n])]
+    return {"tensors_compared": len(compared), "mismatched": mismatched[:5],
+            "equal": bool(compared) and not mismatched}
+
+
+def run_shape(name: str, out: Path, *, steps: int = 2, group: int = 2, batch: int = 2, response_length: int | None = None,
+              prompt_length: int | None = None, resume: bool = True, overrides: tuple[str, ...] = (),
+              timeout_s: float = 900) -> dict[str, Any]:
+    """Train one shape for `steps` optimizer steps through veRL's main_ppo and return its summary."""
+    if name not in SHAPES:
+        raise ValueError(f"unknown shape {name!r}; shapes: {sorted(SHAPES)}")
+    if steps < 1:
+        raise ValueError("steps must be at least 1")
+    shape = SHAPES[name]
+    response_length = response_length or shape.response_length
+    prompt_length = prompt_length or shape.prompt_length
+    run_dir = (out / name).resolve()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    model = build_tiny_model(out.resolve() / "tiny_model")
+    data = build_rows(shape.tasks, out.resolve() / ("rows_multi_turn" if shape.multi_turn else "rows") / shape.tasks.replace(":", "_"),
+                      shape.multi_turn)
+    base = cpu_overrides(run_dir, steps, group=group, batch=batch, response_length=response_length,
+                         prompt_length=prompt_length) + list(shape.overrides) + list(overrides)
+    if shape.agent_loop:
+        loops = shrunk_agent_loop(shape.agent_loop, response_length, run_dir / "agent_loops.yaml")
+        base += [f"actor_rollout_ref.rollout.agent.agent_loop_config_path={loops}",
+                 f"actor_rollout_ref.rollout.max_model_len={prompt_length + response_length}"]
+    started = time.monotonic()
+    logged = launch(shape, model, data, run_dir, base + ["trainer.resume_mode=disable"], "train", timeout_s)
+    wall_s = time.monotonic() - started
+    train_steps = [row for row in logged if any(k.startswith("actor/") for k in row.get("data", {}))]
+    last = logged[-1]["data"] if logged else {}
+    for row in logged:  # the validation pass logs at the last step, in its own record
+        if row.get("step") == logged[-1].get("step"):
+            last = {**last, **row["data"]}
+
+    actor_dir = run_dir / "checkpoints" / f"global_step_{steps}" / "actor"
+    exported = _load_hf_weights(actor_dir / "huggingface")
+    summary: dict[str, Any] = {
+        "shape": name, "config": shape.config, "trainer_class": _trainer_class(run_dir / "train.log", shape),
+        "steps": len(train_steps), "wall_s": round(wall_s, 1),
+        "param_change_norm": _change_norm(_load_hf_weights(model), exported),
+        "checkpoint": str(actor_dir), "checkpoint_reload": _fsdp_shard_matches_export(actor_dir, exported),
+        # Whether the change came from the policy gradient: a group whose rewards all tie (a random
+        # tiny model's pages all fail the gate alike) has zero advantage, and the step then moves
+        # the weights by AdamW's decoupled weight decay alone.
+        "per_step": [{"step": row["step"], "grad_norm": row["data"].get("actor/grad_norm"),
+                      "score_min": row["data"].get("critic/score/min"), "score_max": row["data"].get("critic/score/max")}
+                     for row in train_steps],
+        "aes_metrics": {k: v for k, v in last.items() if "aes_" in k},
+        "last_step_metrics": last,
+    }
+    if resume:
+        started = time.monotonic()
+        resumed = launch(shape, model, data, run_dir,
+                         base + [f"trainer.total_training_steps={steps + 1}", "trainer.resume_mode=auto",
+                                 f"trainer.save_freq={steps + 1}", f"trainer.test_freq={steps + 1}"],
+                         "resume", timeout_s)
+        resumed_steps = sorted({row["step"] for row in resumed if any(k.startswith("actor/") for k in row["data"])})
+        summary["resume"] = {"steps_logged": resumed_steps, "resumed_from": steps,
+                             "ok": resumed_steps == [steps + 1], "wall_s": round(time.monotonic() - started, 1)}
+    summary["checkpoint_reloaded"] = summary["checkpoint_reload"]["equal"] and summary.get("resume", {}).get("ok", True)
+    return summary
+
+
+def _trainer_class(log: Path, shape: Shape) -> str:
+    """The trainer class veRL ran, from its log: the v1 task runner and the trainer mode it printed
+    in the composed config, or the legacy task runner (RayPPOTrainer)."""
+    import re
+
+    text = log.read_text(errors="replace")
+    if "TaskRunnerV1" in text:
+        mode = re.search(r"'trainer_mode': '(\w+)'", text)
+        from verl.trainer.ppo.v1 import get_trainer_cls
+
+        trainer = get_trainer_cls(mode.group(1) if mode else "sync")
+        return f"{trainer.__module__}.{trainer.__qualname__}"
+    if "TaskRunner pid" in text:
+        return "verl.trainer.ppo.ray_trainer.RayPPOTrainer"
+    return "unknown"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m train.smoke", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--shape", action="append", choices=sorted(SHAPES), help="default: every shape")
+    parser.add_argument("--steps", type=int, default=2)
+    parser.add_argument("--no-resume", action="store_true", help="skip the second launch that resumes the checkpoint")
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    summary: dict[str, Any] = {"runs": {}, "failed": {}}
+    for name in args.shape or list(SHAPES):
+        try:
+            summary["runs"][name] = run_shape(name, args.out, steps=args.steps, resume=not args.no_resume)
+        except Exception as error:  # each shape reports on its own; the exit code says whether any failed
+            summary["failed"][name] = f"{type(error).__name__}: {error}"
+        (args.out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+    print(json.dumps({name: {k: run[k] for k in ("steps", "param_change_norm", "wall_s", "checkpoint_reloaded")}
+                      for name, run in summary["runs"].items()} | {"failed": list(summary["failed"])}, indent=2))
+    return 1 if summary["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
