@@ -1,6 +1,6 @@
 """The AesCoder recipe in miniature: does a policy trained on aesenv's reward get better?
 
-    python -m train.toy --out runs/toy [--grpo-steps 12]
+    python -m train.toy --out runs/toy [--grpo-steps 10]
 
 1. Stage-I answers: the `template` policy's page for each built-in web prompt (`train.data --sft`).
 2. A tiny decoder built here (no download) with a byte-level BPE fitted to those pages and prompts.
@@ -9,9 +9,11 @@
    easy to earn: the reward still comes from rendering what the model samples.
 3. Stage-I SFT with transformers' `Trainer`, the loss on the answer only (veRL's SFT trainer is the
    GPU path, `train/scripts/sft_stage1.sh`).
-4. GRPO-AR through veRL's own trainer (`train.smoke`, the shipped `grpo_ar_single_turn` config
-   with size overrides, the offline judge), its rollouts dumped per step.
-5. The reward curve (mean and spread per step, `reward_curve.png`) and a verdict: do the last
+4. A gate probe: the SFT model sampled at temperature 1, its pages scored behind AesCoder's gate.
+5. GRPO-AR through veRL's own trainer (`train.smoke`'s CPU overrides, the offline judge), its
+   rollouts dumped per step: the shipped gated config, or, when the probe saw no page pass the gate
+   (every group then scores -0.1 and has nothing to rank), `grpo_ar_single_turn_ungated`.
+6. The reward curve (mean and spread per step, `reward_curve.png`) and a verdict: do the last
    steps beat the first by more than their standard error? `toy.json` holds the numbers and, when
    the answer is no, what the rollouts say about why (spread within groups, gate failures, length).
 """
@@ -119,6 +121,41 @@ def sft(model: Path, data: Path, out: Path, *, epochs: int, lr: float) -> dict[s
             "answer_tokens_mean": statistics.fmean(sum(t != -100 for t in x["labels"]) for x in examples)}
 
 
+def probe_gate(model: Path, spec: str, *, prompts: int = 2, per_prompt: int = 4, max_new_tokens: int = 900) -> dict[str, Any]:
+    """Sample the SFT model as GRPO will (temperature 1) and score the pages behind AesCoder's gate:
+    if every page fails it, every rollout scores -0.1 and a gated GRPO step has nothing to rank."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from aesenv.tasks import load_tasks
+    from train.data import chat_prompt, to_row
+    from train.reward import compute_score
+
+    tokenizer = AutoTokenizer.from_pretrained(model)
+    policy = AutoModelForCausalLM.from_pretrained(model)
+    torch.manual_seed(0)
+    tasks = load_tasks(spec)[:prompts]
+    options = {"judge": "offline", "allow_offline_judge": True, "reward": "paper", "gate_on_execution": True,
+               "channel_options": {"execution": {"dom_lint": False}}}
+
+    async def score_all(answers: list[tuple[Any, str]]) -> list[dict[str, float]]:
+        return [await compute_score(f"aesenv/{t.kind}", a, "", to_row(t, 0, multi_turn=False)["extra_info"], **options)
+                for t, a in answers]
+
+    answers = []
+    for task in tasks:
+        inputs = tokenizer.apply_chat_template(chat_prompt(task), add_generation_prompt=True, return_tensors="pt",
+                                               return_dict=True)
+        out = policy.generate(**inputs, do_sample=True, temperature=1.0, max_new_tokens=max_new_tokens,
+                              num_return_sequences=per_prompt, pad_token_id=tokenizer.pad_token_id)
+        answers += [(task, tokenizer.decode(seq[inputs["input_ids"].shape[1]:], skip_special_tokens=True))
+                    for seq in out]
+    scores = asyncio.run(score_all(answers))
+    passed = [r["aes_execution"] >= 1 for r in scores]
+    return {"samples": len(scores), "gate_pass_rate": sum(passed) / len(passed),
+            "scores": [round(r["score"], 3) for r in scores]}
+
+
 @dataclass
 class StepRewards:
     step: int
@@ -130,16 +167,19 @@ class StepRewards:
     within_group_std: float   # mean spread of the reward inside a prompt's group (GRPO's signal)
 
 
-def _gate_failures(lines: list[dict[str, Any]]) -> float:
-    """Share of answers the execution gate closed on: `aes_execution` below 1 where the dump carries
-    it, else a negative score (behind the gate only a closed gate scores below 0: -0.1)."""
+def _gate_failures(lines: list[dict[str, Any]], gated: bool) -> float:
+    """Share of answers that failed the execution channel: `aes_execution` below 1 where the dump
+    carries it; else, behind the gate, a negative score (only a closed gate scores below 0: -0.1);
+    else unknown (NaN: veRL's v1 trainer dumps no reward fields)."""
     values = [float(x["aes_execution"]) for x in lines if x.get("aes_execution") is not None]
     if values:
         return sum(v < 1 for v in values) / len(values)
-    return sum(float(x["score"]) < 0 for x in lines) / len(lines)
+    if gated:
+        return sum(float(x["score"]) < 0 for x in lines) / len(lines)
+    return math.nan
 
 
-def read_rollouts(folder: Path) -> list[StepRewards]:
+def read_rollouts(folder: Path, *, gated: bool = False) -> list[StepRewards]:
     """Per-step reward statistics from veRL's rollout dumps (`trainer.rollout_data_dir`: `<step>.jsonl`,
     one line per sampled answer with its `input`, `output` and `score`)."""
     steps = []
@@ -155,7 +195,7 @@ def read_rollouts(folder: Path) -> list[StepRewards]:
         steps.append(StepRewards(
             step=int(path.stem), n=len(scores), mean=statistics.fmean(scores),
             std=statistics.pstdev(scores),
-            gate_failures=_gate_failures(lines),
+            gate_failures=_gate_failures(lines, gated),
             mean_length=statistics.fmean(len(x["output"]) for x in lines),
             within_group_std=statistics.fmean(spreads) if spreads else 0.0))
     return steps
@@ -208,31 +248,84 @@ def why_not(curve: list[StepRewards]) -> dict[str, float]:
             "length_first": curve[0].mean_length, "length_last": curve[-1].mean_length}
 
 
+def fixed_prompts(spec: str, per_category: int, path: Path) -> str:
+    """The first `per_category` tasks of each category as a task file: GRPO then sees the same
+    prompts at every step, so its first and last steps are comparable (different prompts per step
+    would put the prompts' spread into the curve)."""
+    from aesenv.tasks import load_tasks
+
+    taken: dict[str, int] = {}
+    chosen = []
+    for task in load_tasks(spec):
+        if taken.get(task.category.value, 0) < per_category:
+            taken[task.category.value] = taken.get(task.category.value, 0) + 1
+            chosen.append(task)
+    path.write_text("".join(t.model_dump_json() + "\n" for t in chosen))
+    return f"jsonl:{path}"
+
+
+def grpo_learning_run(model: Path, spec: str, out: Path, *, steps: int, config: str, group: int, batch: int,
+                      lr: float, response_length: int, timeout_s: float) -> dict[str, Any]:
+    """GRPO-AR through veRL's main_ppo with the smoke run's CPU overrides (train.smoke), from the
+    SFT model, every step's rollouts dumped to `out/rollouts`."""
+    import time
+
+    from train.smoke import Shape, build_rows, cpu_overrides, launch
+
+    out = out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    shape = Shape(config=config, tasks=spec)
+    data = build_rows(spec, out / "rows", False)
+    overrides = cpu_overrides(out, steps, group=group, batch=batch, response_length=response_length, prompt_length=256)
+    overrides += [f"actor_rollout_ref.actor.optim.lr={lr}", f"trainer.rollout_data_dir={out / 'rollouts'}",
+                  f"trainer.total_epochs={steps}", "trainer.resume_mode=disable"]
+    started = time.monotonic()
+    logged = launch(shape, model.resolve(), data, out, overrides, "grpo", timeout_s)
+    return {"config": config, "steps_logged": len({row.get("step") for row in logged}), "group": group,
+            "prompts_per_step": batch, "lr": lr, "response_length": response_length,
+            "wall_s": round(time.monotonic() - started, 1)}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m train.toy", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--tasks", default="builtin:web")
-    parser.add_argument("--sft-epochs", type=int, default=40)
+    parser.add_argument("--sft-epochs", type=int, default=20)
     parser.add_argument("--sft-lr", type=float, default=2e-3)
-    parser.add_argument("--grpo-steps", type=int, default=12)
+    parser.add_argument("--grpo-steps", type=int, default=16)
+    parser.add_argument("--group", type=int, default=4, help="rollouts per prompt")
+    parser.add_argument("--per-category", type=int, default=1,
+                        help="GRPO prompts per category (one held out for validation, the rest in every step)")
+    parser.add_argument("--grpo-lr", type=float, default=1e-4,
+                        help="a tiny model from scratch moves at 1e-4; AesCoder's 3e-6 is for a 7B model")
     parser.add_argument("--window", type=int, default=3, help="steps compared at each end of the curve")
+    parser.add_argument("--timeout", type=float, default=5400, help="seconds the GRPO run may take")
     args = parser.parse_args(argv)
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     from aesenv.tasks import load_tasks
     from train.data import build, chat_prompt
 
-    answers = template_answers(args.tasks, out / "answers.jsonl")
-    texts = [r["answer"] for r in answers] + [m["content"] for t in load_tasks(args.tasks) for m in chat_prompt(t)]
-    build_model(out / "base", texts)
-    build(args.tasks, out / "sft_data", sft_answers=str(out / "answers.jsonl"), val_fraction=0.0)
-    report: dict[str, Any] = {"sft": sft(out / "base", out / "sft_data", out / "sft", epochs=args.sft_epochs,
-                                         lr=args.sft_lr)}
-    print(json.dumps({"sft": report["sft"]}), flush=True)
-    from train.smoke import grpo_learning_run
-
-    report["grpo"] = grpo_learning_run(out / "sft", args.tasks, out / "grpo", steps=args.grpo_steps)
-    curve = read_rollouts(out / "grpo" / "rollouts")
+    report: dict[str, Any] = {}
+    if not (out / "sft" / "config.json").exists():
+        answers = template_answers(args.tasks, out / "answers.jsonl")
+        texts = [r["answer"] for r in answers] + [m["content"] for t in load_tasks(args.tasks) for m in chat_prompt(t)]
+        build_model(out / "base", texts)
+        build(args.tasks, out / "sft_data", sft_answers=str(out / "answers.jsonl"), val_fraction=0.0)
+        report["sft"] = sft(out / "base", out / "sft_data", out / "sft", epochs=args.sft_epochs, lr=args.sft_lr)
+        print(json.dumps({"sft": report["sft"]}), flush=True)
+    report["gate_probe"] = probe_gate(out / "sft", args.tasks)
+    print(json.dumps({"gate_probe": report["gate_probe"]}), flush=True)
+    # AesCoder trains behind its gate; where no sampled page passes it, every group is -0.1 throughout
+    # and the gated run cannot move: the ungated config (the README's advice for such a policy) runs.
+    gated = report["gate_probe"]["gate_pass_rate"] > 0
+    config = "grpo_ar_single_turn" if gated else "grpo_ar_single_turn_ungated"
+    prompts = fixed_prompts(args.tasks, args.per_category, out / "grpo_tasks.jsonl")
+    train_rows = len(load_tasks(prompts)) - 1  # train.data holds one out for validation
+    report["grpo"] = grpo_learning_run(out / "sft", prompts, out / "grpo", steps=args.grpo_steps, config=config,
+                                       group=args.group, batch=train_rows, lr=args.grpo_lr, response_length=900,
+                                       timeout_s=args.timeout)
+    curve = read_rollouts(out / "grpo" / "rollouts", gated=gated)
     report["curve"] = [asdict(s) for s in curve]
     plot(curve, out / "reward_curve.png")
     report["verdict"] = verdict(curve, args.window)
