@@ -72,3 +72,16 @@ def test_a_rise_beyond_the_standard_error_learns_and_noise_does_not() -> None:
 def test_too_short_a_curve_is_an_error_not_a_verdict() -> None:
     with pytest.raises(ValueError, match="need at least 6"):
         verdict([_flat(i, 0.5) for i in range(4)], 3)
+
+
+def test_the_grpo_prompts_are_one_fixed_task_per_category(tmp_path: Path) -> None:
+    from aesenv.tasks import load_tasks
+    from train.toy import fixed_prompts
+
+    spec = fixed_prompts("builtin:web", 1, tmp_path / "tasks.jsonl")
+    chosen = load_tasks(spec)
+    every = load_tasks("builtin:web")
+    assert len(chosen) == len({t.category for t in every})
+    assert len({t.category for t in chosen}) == len(chosen)
+    assert [t.id for t in chosen] == [t.id for t in every if t.id in {c.id for c in chosen}]  # first of each, in order
+    assert len(load_tasks(fixed_prompts("builtin:web", 2, tmp_path / "two.jsonl"))) == 2 * len(chosen)
