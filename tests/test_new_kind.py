@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 import gymnasium as gym
 import numpy as np
@@ -19,7 +20,8 @@ from aesenv.artifact import Artifact, ArtifactKind
 from aesenv.kinds.web.static import StaticChannel
 from aesenv.models import PAGE_JUDGE
 from aesenv.kinds import KINDS, env_ids, register_kind
-from aesenv.kinds.page import PageKind
+from aesenv.kinds.base import Scoring
+from aesenv.kinds.page import PAGE_ASKING, PageKind
 from aesenv.policy import register_policy
 from aesenv.rewards import ChannelStatus
 from aesenv.tasks import Task
@@ -40,10 +42,9 @@ class SvgKind(PageKind):
     title = "Svg"
     entry = "drawing.svg"
     default_tasks = [TASK]
-    system_prompt = "You are an illustrator. Answer with one SVG document in a ```svg block."
-    workspace_brief = "an SVG drawing: the entry file is drawing.svg"
-    channel_classes = (StaticChannel,)
-    judges = PAGE_JUDGE
+    asking = replace(PAGE_ASKING, system_prompt="You are an illustrator. Answer with one SVG document in a ```svg block.",
+                     workspace_brief="an SVG drawing: the entry file is drawing.svg")
+    scoring = Scoring(judges=PAGE_JUDGE, channel_classes=(StaticChannel,))
 
     def extract(self, text: str | bytes) -> Artifact:
         text = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
@@ -130,7 +131,7 @@ def test_a_demo_run_and_training_rows(tmp_path):
     assert counts == {"train": 1, "test": 1}
     row = pd.read_parquet(tmp_path / "rows" / "train.parquet").iloc[0]
     assert row["data_source"] == "aesenv/svg" and row["extra_info"]["env_id"] == "AesSvgRefine-v0"
-    assert [m["content"] for m in row["prompt"]] == [SvgKind.system_prompt, TASK.prompt]
+    assert [m["content"] for m in row["prompt"]] == [SvgKind.asking.system_prompt, TASK.prompt]
     single = train_data.to_row(TASK, 0, multi_turn=False)
     assert single["extra_info"]["env_id"] == "AesSvg-v0"
 

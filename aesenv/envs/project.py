@@ -70,7 +70,7 @@ def project_budget() -> RefineBudget:
 
 
 def project_system_prompt(kind: Kind, specs: ToolSpecs) -> str:
-    return (f"You develop {kind.workspace_brief}. Work with the tools: read the project, write and edit "
+    return (f"You develop {kind.asking.workspace_brief}. Work with the tools: read the project, write and edit "
             "its files, call webshot to build it and see the served app (and any build or page errors), fix "
             "what is wrong, and call submit when every requirement is met. Only the project at submit is "
             "scored: it is rebuilt, served and checked, and it must build and render.\n\nIf you cannot call "

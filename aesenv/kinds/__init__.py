@@ -36,7 +36,7 @@ class KindEntry:
     title: str
     target: str  # "module:attribute" of the `Kind` instance
     envs: tuple[tuple[str, str, str], ...] = tuple((m, s, e) for m, (s, e) in DEFAULT_ENVS.items())
-    channels: tuple[str, ...] = ()  # its `Kind.default_channels`, known without importing it
+    channels: tuple[str, ...] = ()  # its `Kind.scoring.default_channels`, known without importing it
 
 
 def _register_envs(name: str, title: str, envs) -> None:
@@ -58,7 +58,7 @@ def register_kind(kind: "Kind") -> "Kind":
     """Register a built `kind` and its Gymnasium ids. Registering the same object again is a no-op."""
     KINDS.register(kind.name)(kind)
     _register_envs(kind.name, kind.title, [(m, s, e) for m, (s, e) in kind.envs.items()])
-    _DEFAULT_CHANNELS.setdefault(kind.name, tuple(kind.default_channels))
+    _DEFAULT_CHANNELS.setdefault(kind.name, tuple(kind.scoring.default_channels))
     return kind
 
 
@@ -71,7 +71,7 @@ BUILTIN = (
 for _entry in BUILTIN:
     register_entry(_entry)
 
-# The built-in aggregators (`Kind.rewards` names them), beside the kinds they score: AesCoder's
+# The built-in aggregators (`Kind.scoring.rewards` names them), beside the kinds they score: AesCoder's
 # Eq. 1 is shared by pages and plots, AesCode's is the web kind's, WebCoder's the project kind's.
 BUILTIN_AGGREGATORS = {
     "paper": "aesenv.judging.aescoder:paper",
