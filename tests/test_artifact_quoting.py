@@ -212,7 +212,7 @@ def test_the_element_list_quotes_what_the_page_named():
 def test_the_simulated_user_reads_the_apps_words_as_quoted_data():
     from aesenv.render.models import ConsoleEntry, PageMetrics, Rendering, RenderStatus
     from aesenv.webdev.gate import USER_SYSTEM, Review, review_messages
-    from aesenv.webdev.health import Delivery, HealthCheck
+    from aesenv.kinds.project.health import Delivery, HealthCheck
 
     rendering = Rendering(status=RenderStatus.OK, full_page_png=png(), captured_height=300, viewport=(400, 300),
                           metrics=PageMetrics(visible_text="Welcome\n" + FORGED, text_chars=3000),

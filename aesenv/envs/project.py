@@ -16,7 +16,10 @@ rebuilt and scored by the verifier independently of the conversation; an episode
 of wall time loses 0.1 (`WallBudgetPenalty`).
 
 The env is the refine env composed with the project's toolset (`PROJECT_TOOLSET`) and Φ
-(`RequirementLedger`), wrapped in the wall-budget penalty: `make_project_env`.
+(`RequirementLedger`), wrapped in the wall-budget penalty: `make_project_env`. It is the one
+piece of the project kind outside `aesenv/kinds/project/`: it composes `aesenv.envs.refine`,
+which sits above the kinds (envs read the kind registry), so a kind package cannot import it
+without a folder cycle (`tests/test_layering.py`); the kind names it by entry point (`Kind.envs`).
 """
 
 from __future__ import annotations
