@@ -96,6 +96,12 @@ def env_ids(mode: str | None = None) -> list[str]:
     return [ident for ident, (_, m) in _ENV_IDS.items() if mode in (None, m)]
 
 
+def kinds_with(mode: str) -> list[str]:
+    """The registered kinds that have an env of `mode` (`single`, `refine`), in registration order,
+    without loading a kind: what a surface that offers one mode may be given."""
+    return list(dict.fromkeys(name for name, m in _ENV_IDS.values() if m == mode))
+
+
 def mode_of(env_id: str) -> "tuple[Kind, str]":
     """(kind, mode) of a registered env id."""
     if env_id not in _ENV_IDS:
@@ -115,5 +121,5 @@ def channel_names() -> list[str]:
     return sorted({name for kind in KINDS for name in KINDS[kind].channels})
 
 
-__all__ = ["BUILTIN", "BUILTIN_AGGREGATORS", "KINDS", "KindEntry", "channel_names", "default_channels", "env_ids", "kind_of", "mode_of", "register_entry",
+__all__ = ["BUILTIN", "BUILTIN_AGGREGATORS", "KINDS", "KindEntry", "channel_names", "default_channels", "env_ids", "kind_of", "kinds_with", "mode_of", "register_entry",
            "register_kind"]
