@@ -1,5 +1,5 @@
 """Aggregators: how a record's channel results become one reward, found by name in `AGGREGATORS`
-(`Kind.rewards` and `PipelineConfig.reward` name them), and `BREAKDOWNS`: an aggregate's parts a
+(`Kind.scoring.rewards` and `PipelineConfig.reward` name them), and `BREAKDOWNS`: an aggregate's parts a
 record shows beside it (AesCode's Rule / Visual / Overall).
 
 This module is the registry only; it names no kind and no channel. Each formula lives with what it

@@ -29,10 +29,34 @@ HTML_LANGS = {"html", "htm", "xhtml", ""}
 
 
 class ArtifactKind(str, Enum):
+    """What an answer holds. The built-in kinds' are the members below; a kind package adds its
+    own with `register_artifact_kind` (an enum is closed, and a new artifact type must not be an
+    edit here)."""
+
     HTML = "html"
     PYTHON = "python"
     UNSUPPORTED = "unsupported"
     EMPTY = "empty"
+
+
+# What a channel calls an answer of each artifact kind in its reason ("no HTML page: ...").
+ANSWER_NAMES: dict[ArtifactKind, str] = {ArtifactKind.HTML: "HTML page", ArtifactKind.PYTHON: "Python script"}
+
+
+def register_artifact_kind(value: str, answer_name: str) -> ArtifactKind:
+    """The `ArtifactKind` member `value`, added when new, with what a channel calls such an answer.
+    Registering the same value and name again is a no-op; another name under a taken value is refused."""
+    try:
+        member = ArtifactKind(value)
+    except ValueError:
+        member = str.__new__(ArtifactKind, value)
+        member._name_, member._value_, member.__objclass__ = value.upper(), value, ArtifactKind
+        ArtifactKind._value2member_map_[value] = member
+        ArtifactKind._member_map_[member._name_] = member
+        ArtifactKind._member_names_.append(member._name_)
+    if ANSWER_NAMES.setdefault(member, answer_name) != answer_name:
+        raise ValueError(f"artifact kind {value!r} is already called {ANSWER_NAMES[member]!r}")
+    return member
 
 
 class Artifact(BaseModel):

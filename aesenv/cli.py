@@ -13,9 +13,9 @@ from importlib import metadata
 from pathlib import Path
 
 from aesenv.version import __version__
+from aesenv.aggregators import AGGREGATORS
 from aesenv.kinds import env_ids
 from aesenv.models import add_judge_args
-from aesenv.kinds.web.kind import WEB
 
 
 def _cmd_setup(args: argparse.Namespace) -> int:
@@ -352,7 +352,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--task", help="a Task JSON file instead of --prompt/--category")
     p.add_argument("--task-id", default="cli")
     add_judge_args(p)
-    p.add_argument("--reward", default="paper", choices=["paper", "normalized", "aescode"])
+    p.add_argument("--reward", default="paper", choices=list(AGGREGATORS),
+                   help="a registered aggregate (the task's kind must declare it)")
     p.add_argument("--channels", help="comma-separated reward channels (default: execution,static,interactive; "
                    "AesCode: execution,text,boundary,chart,table,layout,whitespace,checklist)")
     p.add_argument("--screenshot", help="also write the full-page screenshot (or a plot's first figure) here")
@@ -373,7 +374,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="drive a multi-turn refine episode with an agent; record the trajectory "
                                    "and an HTML timeline (timeline.html)")
-    p.add_argument("--env", default=WEB.env_id("refine"), choices=env_ids("refine"))
+    p.add_argument("--env", default=env_ids("refine")[0], choices=env_ids("refine"))  # the first registered kind's
     p.add_argument("--policy", required=True, help="openai:<model> (OPENAI_BASE_URL, OPENAI_API_KEY), hf:<model>, repair, "
                                                    "project-repair (AesWebProject-v0)")
     p.add_argument("--task", help="a Task JSON file, or a task id in --tasks (default: one picked by --seed)")

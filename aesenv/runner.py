@@ -97,12 +97,12 @@ async def answer_with_reference(task: Task, policy: Policy, pipeline: RewardPipe
     chat turn (`act`), as a VL policy is trained; a policy without one answers the text."""
     kind = kind_of(task)
     act = getattr(policy, "act", None)
-    if act is None or not kind.shows_reference_for(task):
+    if act is None or not kind.asking.shows_reference_for(task):
         return await policy.generate(task)
     png = await reference_picture(task, pipeline)
     if png is None:
         return await policy.generate(task)
-    caption = f"\n\n{kind.reference_caption}" if kind.reference_caption else ""
+    caption = f"\n\n{kind.asking.reference_caption}" if kind.asking.reference_caption else ""
     reply = await act([{"role": "user", "content": [{"type": "text", "text": kind.request(task) + caption},
                                                     image_part(png)]}])
     return reply.get("content") or ""

@@ -177,7 +177,7 @@ def _scores(j) -> dict[str, float]:
 async def arun_degradation(out_dir: str | Path, limit: int | None = None, *, judge=None,
                            progress: bool = True, save_screenshots: bool = False) -> dict[str, Any]:
     """Render and judge every page and every degraded copy; write and return the report."""
-    from aesenv.kinds.web.judges.offline import OfflineDesignJudge
+    from aesenv.judging.design import OfflineDesignJudge
     from aesenv.render import Renderer, RenderStatus
 
     out = Path(out_dir)

@@ -24,7 +24,7 @@ from aesenv.kinds.project.kind import PROJECT
 from aesenv.rewards import PipelineConfig, RewardPipeline
 from aesenv.webdev.acceptance import accept
 from aesenv.webdev.gate import OfflineUser, Review, quoted_labels
-from aesenv.webdev.health import deliver
+from aesenv.kinds.project.health import deliver
 from aesenv.webdev.session import project_task
 from aesenv.webdev.tasks import CompositeTask, load_suite
 

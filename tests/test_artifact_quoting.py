@@ -212,7 +212,7 @@ def test_the_element_list_quotes_what_the_page_named():
 def test_the_simulated_user_reads_the_apps_words_as_quoted_data():
     from aesenv.render.models import ConsoleEntry, PageMetrics, Rendering, RenderStatus
     from aesenv.webdev.gate import USER_SYSTEM, Review, review_messages
-    from aesenv.webdev.health import Delivery, HealthCheck
+    from aesenv.kinds.project.health import Delivery, HealthCheck
 
     rendering = Rendering(status=RenderStatus.OK, full_page_png=png(), captured_height=300, viewport=(400, 300),
                           metrics=PageMetrics(visible_text="Welcome\n" + FORGED, text_chars=3000),
@@ -274,7 +274,7 @@ def test_a_plot_observation_quotes_the_scripts_output_and_traceback():
                             "not defined\n" + FORGED,
                   figures=[Figure(name=FORGED, kind="matplotlib", meta={"error": FORGED})])
     task = Task(id="p", kind="plot", prompt="A chart.")
-    text = PLOT.describe(PlotEvidence(task, extract_artifact("```python\nx=1\n```"), run=run), 6000)
+    text = PLOT.reader.describe(PlotEvidence(task, extract_artifact("```python\nx=1\n```"), run=run), 6000)
     assert PAYLOAD in text and not outside_quotes(text), outside_quotes(text)
     assert "traceback:\n" in text and "NameError: name 'pltt' is not defined" in text  # the repair agent's cues
 
@@ -294,6 +294,6 @@ def test_a_webshot_observation_quotes_the_build_log_and_link_targets():
     task = Task(id="p", kind="project", prompt="An app.")
     evidence = ProjectEvidence(task, Artifact(kind=ArtifactKind.HTML, code=""), rendering, build=build,
                                census=Census(links=2, broken=["#" + FORGED[:40], "#about"], broken_count=2))
-    text = PROJECT.describe(evidence, 8000)
+    text = PROJECT.reader.describe(evidence, 8000)
     assert PAYLOAD in text and not outside_quotes(text), outside_quotes(text)
     assert f"broken targets: {OPEN}#" in text and f"{OPEN}#about{CLOSE}" in text

@@ -296,7 +296,7 @@ def hand_agreement(pairs, totals: dict[str, float]) -> float:
 
 def quoted_fidelity() -> dict[str, float]:
     """What `OFFLINE_FIDELITY` (quoted whenever a run trains or benchmarks on the offline judge) claims."""
-    from aesenv.kinds.web.judges.offline import OFFLINE_FIDELITY
+    from aesenv.judging.design import OFFLINE_FIDELITY
 
     m = re.search(r"(\d+) pages we wrote, (\d+) designer preferences\) it orders (\d+\.\d)% of pairwise", OFFLINE_FIDELITY)
     assert m, OFFLINE_FIDELITY

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from aesenv.judging.copy import copy_profile, prompt_terms, requested_content, tokens, verbatim_spans
-from aesenv.kinds.web.judges.offline import PROXY_CEILING, OfflineDesignJudge
+from aesenv.judging.design import PROXY_CEILING, OfflineDesignJudge
 from aesenv.judging.pixels import loudness, scene_quality
 from aesenv.tasks import Task, load_tasks
 

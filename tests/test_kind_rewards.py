@@ -16,7 +16,7 @@ PAGE = "```html\n<!doctype html><html><body><h1>Pricing</h1><p>Three plans for s
 
 def test_every_kind_declares_the_paper_and_normalized_rewards_with_known_aggregators():
     for name in KINDS:
-        declared = KINDS[name].rewards
+        declared = KINDS[name].scoring.rewards
         assert {"paper", "normalized"} <= set(declared), name
         assert set(declared.values()) <= set(AGGREGATORS), name
 
@@ -74,7 +74,7 @@ async def test_the_record_carries_every_declared_aggregate_and_selects_the_confi
     config = PipelineConfig(channels=["execution", "static", "text"], reward="aescode")
     async with RewardPipeline(config, renderer=renderer) as pipeline:
         record = (await pipeline.score(task, PAGE)).record
-    assert set(record.rewards) == set(KINDS["web"].rewards)
+    assert set(record.rewards) == set(KINDS["web"].scoring.rewards)
     assert record.rewards["paper"] == record.reward and record.rewards["normalized"] == record.normalized
     assert record.reward_name == "aescode" and record.selected_reward == record.rewards["aescode"]
     assert record.rewards["aescode"] == AGGREGATORS["aescode"](record.channels)

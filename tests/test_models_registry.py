@@ -34,9 +34,9 @@ def test_each_role_builds_its_offline_backend(role, args):
 def test_kinds_judge_through_their_role():
     from aesenv.kinds import KINDS
 
-    assert {KINDS[kind].judges.name for kind in ("web", "plot", "project")} == {"page_judge", "plot_judge",
+    assert {KINDS[kind].scoring.judges.name for kind in ("web", "plot", "project")} == {"page_judge", "plot_judge",
                                                                                   "project_judge"}
-    assert type(KINDS["web"].make_judge("offline")).__name__ == "OfflineDesignJudge"
+    assert type(KINDS["web"].scoring.make_judge("offline")).__name__ == "OfflineDesignJudge"
 
 
 def test_naming_roles_loads_no_backend():

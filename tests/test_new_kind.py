@@ -1,13 +1,15 @@
-"""A new artifact kind is one subclass and one `register_kind` call: this file adds `svg` (an SVG
-drawing, rendered by the renderer and judged by the existing static judge) and, with nothing
-changed anywhere else, gets both Gymnasium envs, pipeline scoring, a demo run and training rows.
-It overrides only how an answer becomes its artifact and its page; showing a rendered page to an
-agent (Φ, text, screenshot) is `PageKind`'s default."""
+"""A new kind is one package and one `register_kind` call. `tests/support/svgart` is a page kind
+of its own: its answer is a standalone SVG document (its own artifact type), shown as an image by
+the page renderer, scored by its own channels and judge with its own reward formula. With
+nothing changed anywhere else it gets both Gymnasium envs, end-to-end scoring through
+`RewardPipeline`, a demo run and training rows; each test here fails if the pipeline, the envs
+or the CLI would need an edit for it, and one fails if code outside the package names it."""
 
 from __future__ import annotations
 
+import inspect
 import json
-import re
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -15,85 +17,97 @@ import pandas as pd
 import pytest
 
 from aesenv import cli
-from aesenv.artifact import Artifact, ArtifactKind
-from aesenv.kinds.web.static import StaticChannel
-from aesenv.models import PAGE_JUDGE
+from aesenv.artifact import ANSWER_NAMES, ArtifactKind, register_artifact_kind
 from aesenv.kinds import KINDS, env_ids, register_kind
-from aesenv.kinds.page import PageKind
 from aesenv.policy import register_policy
-from aesenv.rewards import ChannelStatus
+from aesenv.rewards import ChannelStatus, RewardPipeline
 from aesenv.tasks import Task
+from support.svgart import SVG, SvgArtKind
+from support.svgart.kind import TASKS
 from train import data as train_data
 
-SVG_BLOCK = re.compile(r"<svg\b.*?</svg>", re.S | re.I)
-TASK = Task(id="sunset", kind="svg", category="UI Component", prompt="Draw a flat sunset over the sea as an SVG.")
+SVGART = register_kind(SvgArtKind())  # the one registration line
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = Path(__file__).parent / "support" / "svgart"
+TASK = TASKS[0]
 DRAWING = ('<svg xmlns="http://www.w3.org/2000/svg" width="800" height="600" viewBox="0 0 800 600">'
-           '<rect width="800" height="600" fill="#f4efe6"/><rect y="380" width="800" height="220" fill="#2f6f8f"/>'
-           '<circle cx="400" cy="360" r="140" fill="#e0693a"/>'
+           '<title>Sunset</title><rect width="800" height="600" fill="#f4efe6"/>'
+           '<rect y="380" width="800" height="220" fill="#2f6f8f"/><circle cx="400" cy="360" r="140" fill="#e0693a"/>'
            '<text x="400" y="80" font-size="44" text-anchor="middle" font-family="sans-serif" fill="#1d2330">'
            'Sunset</text></svg>')
 ANSWER = f"Here is the drawing:\n```svg\n{DRAWING}\n```"
 
 
-class SvgKind(PageKind):
-    name = "svg"
-    title = "Svg"
-    entry = "drawing.svg"
-    default_tasks = [TASK]
-    system_prompt = "You are an illustrator. Answer with one SVG document in a ```svg block."
-    workspace_brief = "an SVG drawing: the entry file is drawing.svg"
-    channel_classes = (StaticChannel,)
-    judges = PAGE_JUDGE
-
-    def extract(self, text: str | bytes) -> Artifact:
-        text = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
-        found = SVG_BLOCK.search(text)
-        if found is None:
-            return Artifact(kind=ArtifactKind.UNSUPPORTED, reason="no <svg> document", source_bytes=len(text))
-        return Artifact(kind=ArtifactKind.HTML, code=found.group(0), source_bytes=len(text))
-
-    def as_page(self, code: str) -> str:
-        return f"<!doctype html><html><body style='margin:0'>{code}</body></html>"
-
-
-SVG = register_kind(SvgKind())
-
-
 class SvgPolicy:
-    name = "svg-test"
+    name = "svgart-test"
 
     async def generate(self, task: Task) -> str:
         return ANSWER
 
 
-register_policy("svg-test")(lambda _: SvgPolicy())
+register_policy("svgart-test")(lambda _: SvgPolicy())
 
 
 def test_registering_a_kind_registers_its_env_ids_once():
-    assert {"AesSvg-v0", "AesSvgRefine-v0"} <= set(env_ids())
-    assert gym.spec("AesSvg-v0").kwargs == {"kind": "svg"}
-    assert register_kind(SVG) is SVG  # the same object again: a no-op
-    with pytest.raises(ValueError, match="svg"):
-        register_kind(SvgKind())  # a different object under a taken name
-    assert KINDS["svg"] is SVG
+    assert {"AesSvgArt-v0", "AesSvgArtRefine-v0"} <= set(env_ids())
+    assert gym.spec("AesSvgArt-v0").kwargs == {"kind": "svgart"}
+    assert register_kind(SVGART) is SVGART  # the same object again: a no-op
+    with pytest.raises(ValueError, match="svgart"):
+        register_kind(SvgArtKind())  # a different object under a taken name
+    assert KINDS["svgart"] is SVGART
 
 
-async def test_the_pipeline_scores_the_new_kind(pipeline):
-    scored = await pipeline.score(TASK, ANSWER)
-    static = scored.record.channels["static"]
-    assert static.status is ChannelStatus.OK and static.raw > 0
-    assert set(scored.record.channels) == {"static"}  # the kind offers only the static channel
-    assert scored.rendering.metrics.text_chars >= len("Sunset") and scored.picture
-    missing = await pipeline.score(TASK, "I cannot draw.")
-    assert missing.record.channels["static"].status is ChannelStatus.FAILED
-    assert "no HTML page: no <svg> document" in missing.record.channels["static"].payload["reason"]
+def test_its_artifact_type_is_its_own():
+    assert ArtifactKind("svg") is SVG and ANSWER_NAMES[SVG] == "SVG document"
+    assert register_artifact_kind("svg", "SVG document") is SVG  # the same again: a no-op
+    with pytest.raises(ValueError, match="already called"):
+        register_artifact_kind("svg", "vector image")
+    assert SVGART.extract(ANSWER).kind is SVG and SVGART.extract("no drawing").kind is ArtifactKind.UNSUPPORTED
+
+
+def test_nothing_outside_its_package_names_the_kind():
+    named = [path.relative_to(ROOT) for folder in ("aesenv", "train", "policies", "benchmarks", "tools", "aesenv_vf")
+             for path in (ROOT / folder).rglob("*.py") if "svgart" in path.read_text(errors="replace").lower()]
+    assert not named, f"code outside tests/support/svgart names the new kind: {named}"
+    assert Path(inspect.getfile(SvgArtKind)).parent == PACKAGE
+
+
+async def test_the_pipeline_scores_the_new_kind_end_to_end(renderer):
+    pipeline = RewardPipeline(renderer=renderer)
+    try:
+        scored = await pipeline.score(TASK, ANSWER)
+        record = scored.record
+        assert record.artifact.kind == SVG.value == "svg" and record.status == "ok" and not record.failure
+        assert set(record.channels) == {"svg_shape", "svg_look"}  # its own, whatever the config names
+        shape, look = record.channels["svg_shape"], record.channels["svg_look"]
+        assert shape.status is ChannelStatus.OK and shape.payload["checks"] == {"viewbox": True, "title": True,
+                                                                               "shapes": True}
+        assert look.status is ChannelStatus.OK and look.payload["colours"] >= 4 and look.raw > 5
+        assert set(record.rewards) == {"paper", "normalized"} and record.reward == pytest.approx(100 * record.normalized)
+        assert scored.picture and scored.rendering.status.value == "ok"
+
+        untitled = await pipeline.score(TASK, ANSWER.replace("<title>Sunset</title>", ""))
+        assert untitled.record.channels["svg_shape"].payload["checks"]["title"] is False
+        assert untitled.record.reward < record.reward
+
+        html = await pipeline.score(TASK, "```html\n<!doctype html><html><body>Sunset</body></html>\n```")
+        assert html.record.channels["svg_shape"].status is ChannelStatus.FAILED
+        assert html.record.failure.startswith("unsupported") and html.record.reward == 0
+        assert "no SVG document" in html.record.channels["svg_shape"].payload["reason"]
+
+        broken = await pipeline.score(TASK, "```svg\n<svg><rect></svg>\n```")
+        assert "not well-formed XML" in broken.record.channels["svg_shape"].payload["reason"]
+        assert broken.record.gate == "closed" and broken.record.reward == 0  # svg_shape gates the judge
+    finally:
+        await pipeline.close()
 
 
 def test_gym_make_single_turn_env():
-    env = gym.make("AesSvg-v0", render_mode="rgb_array")
+    env = gym.make("AesSvgArt-v0", render_mode="rgb_array")
     try:
         observation, info = env.reset(seed=0)
-        assert observation["prompt"] == TASK.prompt and info["task_id"] == "sunset"
+        assert observation["prompt"] in {t.prompt for t in TASKS} and info["task_id"] in {t.id for t in TASKS}
         _, reward, terminated, _, info = env.step(ANSWER)
         assert terminated and info["reward_valid"] and reward > 0
         frame = env.render()
@@ -103,40 +117,39 @@ def test_gym_make_single_turn_env():
 
 
 def test_gym_make_refine_env():
-    env = gym.make("AesSvgRefine-v0")
+    env = gym.make("AesSvgArtRefine-v0")
     try:
         observation, _ = env.reset(seed=0)
-        assert "drawing.svg" in observation and TASK.prompt in observation
+        assert "drawing.svg" in observation
         env.step({"name": "write_file", "arguments": {"path": "drawing.svg", "content": DRAWING}})
         observation, _, _, _, info = env.step('<tool_call name="render"></tool_call>')
         assert "status: ok" in observation and "[image]" in observation and info["potential"] > 0
         _, reward, terminated, _, info = env.step({"name": "submit", "arguments": {}})
         assert terminated and info["reward_valid"] and reward > 0
-        assert info["record"]["channels"]["static"]["status"] == "ok"
+        assert info["record"]["channels"]["svg_look"]["status"] == "ok"
     finally:
         env.close()
 
 
 def test_a_demo_run_and_training_rows(tmp_path):
-    tasks = tmp_path / "svg.jsonl"
+    tasks = tmp_path / "svgart.jsonl"
     tasks.write_text(TASK.model_dump_json() + "\n")
     out = tmp_path / "demo"
-    assert cli.main(["demo", "--tasks", f"jsonl:{tasks}", "--policy", "svg-test", "--out", str(out)]) == 0
+    assert cli.main(["demo", "--tasks", f"jsonl:{tasks}", "--policy", "svgart-test", "--out", str(out)]) == 0
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["n_total"] == 1 and summary["n_infra_error"] == 0 and summary["static_total_mean"] > 0
-    assert (out / "screenshots" / "sunset.png").is_file()
+    assert summary["n_total"] == 1 and summary["n_infra_error"] == 0 and summary["reward_mean"] > 0
+    assert (out / "screenshots" / f"{TASK.id}.png").is_file()
 
     counts = train_data.build(f"jsonl:{tasks}", tmp_path / "rows", multi_turn=True, val_fraction=0)
     assert counts == {"train": 1, "test": 1}
     row = pd.read_parquet(tmp_path / "rows" / "train.parquet").iloc[0]
-    assert row["data_source"] == "aesenv/svg" and row["extra_info"]["env_id"] == "AesSvgRefine-v0"
-    assert [m["content"] for m in row["prompt"]] == [SvgKind.system_prompt, TASK.prompt]
+    assert row["data_source"] == "aesenv/svgart" and row["extra_info"]["env_id"] == "AesSvgArtRefine-v0"
+    assert [m["content"] for m in row["prompt"]] == [SvgArtKind.asking.system_prompt, TASK.prompt]
     single = train_data.to_row(TASK, 0, multi_turn=False)
-    assert single["extra_info"]["env_id"] == "AesSvg-v0"
+    assert single["extra_info"]["env_id"] == "AesSvgArt-v0"
 
 
 def test_an_unregistered_kind_is_a_clear_error():
     stray = Task(id="x", kind="slides", prompt="A deck.")
     with pytest.raises(ValueError, match="'slides' tasks have no registered kind"):
         train_data.chat_prompt(stray)
-

@@ -9,7 +9,7 @@ import pytest_asyncio
 
 from aesenv.judging.base import RUBRIC_MAX
 from aesenv.judging.copy import prompt_terms, stem
-from aesenv.kinds.web.judges.offline import OfflineDesignJudge
+from aesenv.judging.design import OfflineDesignJudge
 from aesenv.render import Renderer, Rendering, RenderStatus
 from aesenv.tasks import Task
 from benchmarks.degradation import DEGRADATIONS, handwritten_pages

@@ -68,7 +68,7 @@ async def test_a_reference_page_is_one_image_of_the_canvas_rendered_once(pipelin
         image = Image.open(io.BytesIO(png))
         assert image.format == "PNG" and image.size == CANVAS
         assert image.convert("RGB").getpixel((CANVAS[0] // 2, CANVAS[1] - 10)) == BLUE  # the reference, not a blank
-        assert message_text(message).startswith(task.prompt) and WEB.reference_caption in message_text(message)
+        assert message_text(message).startswith(task.prompt) and WEB.asking.reference_caption in message_text(message)
     assert single["content"] == refine["content"]
     assert renders == [task.reference_html]  # one render for four resets of two envs
 
@@ -135,7 +135,7 @@ async def test_the_chat_policy_sends_the_reference_in_its_first_request(openai_s
     assert "<p>hi</p>" in reply["content"]
     refine_request, single_request = openai_server.completions
     assert refine_request.images == [png] and single_request.images == [png]
-    assert single_request.messages[0] == {"role": "system", "content": WEB.system_prompt}
+    assert single_request.messages[0] == {"role": "system", "content": WEB.asking.system_prompt}
     await policy.close()
 
 

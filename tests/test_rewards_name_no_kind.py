@@ -51,9 +51,9 @@ def test_rewards_spells_no_channel_of_a_kind(kind):
 def test_each_entry_point_declares_its_kinds_default_channels_and_the_config_default_is_their_union():
     for entry in BUILTIN:
         kind = KINDS[entry.name]
-        assert entry.channels == tuple(kind.default_channels), entry.name
-        assert set(kind.default_channels) <= set(kind.channels), entry.name
-    union = [name for entry in BUILTIN for name in KINDS[entry.name].default_channels]
+        assert entry.channels == tuple(kind.scoring.default_channels), entry.name
+        assert set(kind.scoring.default_channels) <= set(kind.channels), entry.name
+    union = [name for entry in BUILTIN for name in KINDS[entry.name].scoring.default_channels]
     assert default_channels() == list(dict.fromkeys(union))
 
 

@@ -46,3 +46,13 @@ async def test_channels_and_plot_kind_are_configurable():
     task = next(iter(env.taskset))
     assert task.aesenv_task().kind == "plot"
     assert sorted(fn.__name__ for fn in task.hooks("reward")) == ["execution", "static"]
+
+
+def test_its_kinds_are_the_registrys_single_turn_ones():
+    from aesenv.kinds import kinds_with
+    from aesenv.serve.verifiers_env import AesTasksetConfig
+
+    assert {"web", "plot"} <= set(kinds_with("single")) and "project" not in kinds_with("single")
+    assert AesTasksetConfig(kind="plot").kind == "plot"
+    with pytest.raises(ValueError, match="'project' has no single-turn env"):
+        AesTasksetConfig(kind="project")

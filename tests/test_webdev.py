@@ -19,7 +19,7 @@ from aesenv.runner import RunMismatch
 from aesenv.webdev.acceptance import ItemGrade, accept, check_item, grade_of
 from aesenv.webdev.gate import OfflineUser, Review, review_messages
 from aesenv.webdev.graders import VlmGrader
-from aesenv.webdev.health import Delivery, HealthCheck, check_health, deliver
+from aesenv.kinds.project.health import Delivery, HealthCheck, check_health, deliver
 from aesenv.webdev.scored import delivery_scores, starting_files
 from aesenv.webdev.metrics import suite_metrics, task_metrics
 from aesenv.webdev.session import run_task

@@ -55,7 +55,7 @@ def to_row(task: Task, index: int, *, multi_turn: bool, reference_png: bytes | N
         "agent_name": REFINE_AGENT if multi_turn else SINGLE_TURN_AGENT,
     }
     if reference_png is not None:
-        caption = f"\n\n{kind.reference_caption}" if kind.reference_caption else ""
+        caption = f"\n\n{kind.asking.reference_caption}" if kind.asking.reference_caption else ""
         prompt[-1] = {**prompt[-1], "content": f"{prompt[-1]['content']}{caption}\n{IMAGE_PLACEHOLDER}"}
         row["images"] = [{"bytes": reference_png}]
     return row
@@ -64,7 +64,7 @@ def to_row(task: Task, index: int, *, multi_turn: bool, reference_png: bytes | N
 def wants_reference(task: Task, multi_turn: bool) -> bool:
     """A single-turn row carries the task's reference when its kind shows it to the policy (the
     refine envs attach it to their first turn themselves)."""
-    return not multi_turn and kind_of(task).shows_reference_for(task)
+    return not multi_turn and kind_of(task).asking.shows_reference_for(task)
 
 
 async def reference_pictures(tasks: list[Task]) -> dict[str, bytes]:

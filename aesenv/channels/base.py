@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from aesenv.artifact import Artifact, ArtifactKind
+from aesenv.artifact import ANSWER_NAMES, Artifact, ArtifactKind  # ANSWER_NAMES: re-exported, channels name answers by it
 from aesenv.tasks import Task
 
 
@@ -71,9 +71,6 @@ class Need(str, Enum):
     RENDERING = "rendering"      # the answer rendered in the browser
     LIVE_PAGE = "live_page"      # that page still open (it keeps a render slot while channels run)
     SANDBOX_RUN = "sandbox_run"  # the answer's script ran in the sandbox
-
-
-ANSWER_NAMES = {ArtifactKind.HTML: "HTML page", ArtifactKind.PYTHON: "Python script"}
 
 
 @dataclass(frozen=True)

@@ -97,12 +97,12 @@ class AsyncKindEnv:
         vision-language policy sees what it is compared with from the first observation; as it
         was when the kind shows no reference or the task has none. When our renderer fails the
         text says so, rather than let a caption promise an image that is not there."""
-        if not self.kind.shows_reference_for(task):
+        if not self.kind.asking.shows_reference_for(task):
             return message
         png, _ = await self.kind.reference(self.pipeline.backends, task)
         if png is None:
             return {**message, "content": message["content"] + REFERENCE_NOT_RENDERED}
-        caption = f"\n\n{self.kind.reference_caption}" if self.kind.reference_caption else ""
+        caption = f"\n\n{self.kind.asking.reference_caption}" if self.kind.asking.reference_caption else ""
         return {**message, "content": [{"type": "text", "text": message["content"] + caption}, image_part(png)]}
 
     async def close(self) -> None:
@@ -158,7 +158,7 @@ class KindEnv(gym.Env):
         png = self._core.screen()
         if png is None:
             cfg = self._core.pipeline.config.render
-            blank = self._core.kind.blank_frame or (cfg.viewport_height, cfg.viewport_width)
+            blank = self._core.kind.reader.blank_frame or (cfg.viewport_height, cfg.viewport_width)
             return np.full((*blank, 3), 255, dtype=np.uint8)
         from PIL import Image
 

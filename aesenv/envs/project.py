@@ -16,7 +16,10 @@ rebuilt and scored by the verifier independently of the conversation; an episode
 of wall time loses 0.1 (`WallBudgetPenalty`).
 
 The env is the refine env composed with the project's toolset (`PROJECT_TOOLSET`) and Φ
-(`RequirementLedger`), wrapped in the wall-budget penalty: `make_project_env`.
+(`RequirementLedger`), wrapped in the wall-budget penalty: `make_project_env`. It is the one
+piece of the project kind outside `aesenv/kinds/project/`: it composes `aesenv.envs.refine`,
+which sits above the kinds (envs read the kind registry), so a kind package cannot import it
+without a folder cycle (`tests/test_layering.py`); the kind names it by entry point (`Kind.envs`).
 """
 
 from __future__ import annotations
@@ -70,7 +73,7 @@ def project_budget() -> RefineBudget:
 
 
 def project_system_prompt(kind: Kind, specs: ToolSpecs) -> str:
-    return (f"You develop {kind.workspace_brief}. Work with the tools: read the project, write and edit "
+    return (f"You develop {kind.asking.workspace_brief}. Work with the tools: read the project, write and edit "
             "its files, call webshot to build it and see the served app (and any build or page errors), fix "
             "what is wrong, and call submit when every requirement is met. Only the project at submit is "
             "scored: it is rebuilt, served and checked, and it must build and render.\n\nIf you cannot call "

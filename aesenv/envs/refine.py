@@ -24,7 +24,7 @@ ends (submit, or a budget), then the workspace goes through `RewardPipeline.scor
 single-turn answer: NaN with `info["reward_valid"]` False when our infrastructure failed.
 
 Per-step potential Φ (for credit assignment): after each render, the kind's cheap Φ of the
-result (`Kind.potential`); carried forward between renders, with ΔΦ, in `info`. If the workspace
+result (`Kind.reader.potential`); carried forward between renders, with ΔΦ, in `info`. If the workspace
 changed after the last render, Φ is measured once more when the episode ends. Φ is 0 before the
 first render; `info["start_potential"]` is what the starting workspace is worth, known at reset
 (0 when it is empty; otherwise one look at it, taken once per distinct start and cached:
@@ -86,7 +86,7 @@ class RefineBudget(BaseModel):
 
 
 def refine_system_prompt(kind: Kind, specs: ToolSpecs) -> str:
-    return (f"You build {kind.workspace_brief}. Work in the workspace with tools: write {kind.entry}, render it to "
+    return (f"You build {kind.asking.workspace_brief}. Work in the workspace with tools: write {kind.entry}, render it to "
             "see the result (and any errors), fix problems with edit_file, and call submit when it is good. Only "
             "the workspace at submit is scored, and it must render.\n\nIf you cannot call tools natively, write "
             f"exactly one tool call per message in this form:\n\n{text_form_help(specs)}\n\n{OBSERVATION_GUARD}")

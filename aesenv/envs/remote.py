@@ -198,7 +198,7 @@ class RemoteEnv(gym.Env):
         self._loop = LoopThread(name="aesenv-remote")
         if mode == "single":
             self.observation_space = gym.spaces.Dict({key: UnicodeText(max_length=n)
-                                                      for key, n in kind.observation_lengths.items()})
+                                                      for key, n in kind.asking.observation_lengths.items()})
         else:
             self.observation_space = UnicodeText(max_length=300_000)
         from aesenv.artifact import MAX_ARTIFACT_BYTES

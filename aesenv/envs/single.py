@@ -61,7 +61,7 @@ class SingleTurnEnv(KindEnv):
     def __init__(self, tasks: TaskSource | None = None, *, kind: str, **options: Any) -> None:
         super().__init__(tasks, kind=kind, **options)
         self.observation_space = spaces.Dict({key: UnicodeText(max_length=n)
-                                              for key, n in self._core.kind.observation_lengths.items()})
+                                              for key, n in self._core.kind.asking.observation_lengths.items()})
         self.action_space = UnicodeText(max_length=MAX_ARTIFACT_BYTES)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):

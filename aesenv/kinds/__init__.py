@@ -36,7 +36,7 @@ class KindEntry:
     title: str
     target: str  # "module:attribute" of the `Kind` instance
     envs: tuple[tuple[str, str, str], ...] = tuple((m, s, e) for m, (s, e) in DEFAULT_ENVS.items())
-    channels: tuple[str, ...] = ()  # its `Kind.default_channels`, known without importing it
+    channels: tuple[str, ...] = ()  # its `Kind.scoring.default_channels`, known without importing it
 
 
 def _register_envs(name: str, title: str, envs) -> None:
@@ -58,7 +58,7 @@ def register_kind(kind: "Kind") -> "Kind":
     """Register a built `kind` and its Gymnasium ids. Registering the same object again is a no-op."""
     KINDS.register(kind.name)(kind)
     _register_envs(kind.name, kind.title, [(m, s, e) for m, (s, e) in kind.envs.items()])
-    _DEFAULT_CHANNELS.setdefault(kind.name, tuple(kind.default_channels))
+    _DEFAULT_CHANNELS.setdefault(kind.name, tuple(kind.scoring.default_channels))
     return kind
 
 
@@ -71,7 +71,7 @@ BUILTIN = (
 for _entry in BUILTIN:
     register_entry(_entry)
 
-# The built-in aggregators (`Kind.rewards` names them), beside the kinds they score: AesCoder's
+# The built-in aggregators (`Kind.scoring.rewards` names them), beside the kinds they score: AesCoder's
 # Eq. 1 is shared by pages and plots, AesCode's is the web kind's, WebCoder's the project kind's.
 BUILTIN_AGGREGATORS = {
     "paper": "aesenv.judging.aescoder:paper",
@@ -96,6 +96,12 @@ def env_ids(mode: str | None = None) -> list[str]:
     return [ident for ident, (_, m) in _ENV_IDS.items() if mode in (None, m)]
 
 
+def kinds_with(mode: str) -> list[str]:
+    """The registered kinds that have an env of `mode` (`single`, `refine`), in registration order,
+    without loading a kind: what a surface that offers one mode may be given."""
+    return list(dict.fromkeys(name for name, m in _ENV_IDS.values() if m == mode))
+
+
 def mode_of(env_id: str) -> "tuple[Kind, str]":
     """(kind, mode) of a registered env id."""
     if env_id not in _ENV_IDS:
@@ -115,5 +121,5 @@ def channel_names() -> list[str]:
     return sorted({name for kind in KINDS for name in KINDS[kind].channels})
 
 
-__all__ = ["BUILTIN", "BUILTIN_AGGREGATORS", "KINDS", "KindEntry", "channel_names", "default_channels", "env_ids", "kind_of", "mode_of", "register_entry",
+__all__ = ["BUILTIN", "BUILTIN_AGGREGATORS", "KINDS", "KindEntry", "channel_names", "default_channels", "env_ids", "kind_of", "kinds_with", "mode_of", "register_entry",
            "register_kind"]

@@ -1,7 +1,7 @@
 """Every kind whose answer is shown as a page (web pages, built projects, a drawing wrapped in
 one): its evidence (`PageEvidence`: the rendering, and the live page while a channel needs it
-open) and `PageKind`, the `Kind` whose hooks a page provides (reference, evidence, failure, Φ,
-description, pictures)."""
+open), how that evidence is read (`PageReader`: failure, Φ, description, pictures) and
+`PageKind`, the `Kind` whose hooks a page provides (reference, evidence)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from aesenv.artifact import Artifact, ArtifactKind
 from aesenv.channels.base import Evidence, Need, Shortfall
-from aesenv.kinds.base import Backends, Kind
+from aesenv.kinds.base import Asking, Backends, EvidenceReader, Kind
 from aesenv.render.describe import describe_rendering, structural_score
 from aesenv.render.live import LivePage
 from aesenv.render.models import Rendering, RenderStatus
@@ -44,59 +44,16 @@ class PageEvidence(Evidence):
         return super().shortfall(need)
 
 
-class PageKind(Kind):
-    """A kind whose answer is one HTML document rendered as a page (or shown in one, `as_page`):
-    it provides every hook `Kind` asks for from the rendering. Subclass it, set the identity and
-    scoring slots, and override what differs."""
+# A page is shown its reference design: the policy must see what it is compared with.
+PAGE_ASKING = Asking(shows_reference=True,
+                     reference_caption="The attached image is the reference design: match its layout and look.")
 
-    artifact: ClassVar[ArtifactKind] = ArtifactKind.HTML
-    entry: ClassVar[str] = "index.html"
-    page: ClassVar[str] = "index.html"  # the name the answer's page is served under when rendered
-    shows_reference: ClassVar[bool] = True
-    reference_caption: ClassVar[str] = "The attached image is the reference design: match its layout and look."
-    # A reference page as its whole page (the long screenshot, up to the renderer's cap) rather
-    # than its first screen: what a kind that scores whole pages compares with and shows.
-    whole_page_reference: ClassVar[bool] = False
 
-    async def reference(self, backends: Backends, task: Task) -> tuple[bytes | None, str]:
-        """The task's reference picture and its visible text: `reference_image` as given, else the
-        first screen of `reference_html` at the task's canvas (its whole page when the kind sets
-        `whole_page_reference`). The page is rendered once per renderer, in the cache the reference
-        channels score against, so the policy sees the very pixels it is compared with. (None, "")
-        without a reference or when it did not render."""
-        if task.reference_image:
-            return decode_reference(task.reference_image), ""
-        if not task.reference_html:
-            return None, ""
-        references = ReferenceRenderings.of(backends.renderer)
-        await references.prepare(task, backends.renderer)
-        rendering = references.get(task)
-        if rendering is None or rendering.status is not RenderStatus.OK or not rendering.viewport_png:
-            return None, ""
-        png = rendering.full_page_png if self.whole_page_reference else rendering.viewport_png
-        return png, rendering.metrics.visible_text
+class PageReader(EvidenceReader):
+    """How a rendered page is read: its rendering's failure, structural Φ, description and
+    screenshots. A page kind whose answer is not HTML says which artifact it expects (`answer_kind`)."""
 
-    def as_page(self, code: str) -> str:
-        """The HTML document that shows an artifact (a page is its own)."""
-        return code
-
-    @contextlib.asynccontextmanager
-    async def evidence(self, backends: Backends, task: Task, artifact: Artifact, files: dict[str, bytes], *,
-                       live: bool, pictures: bool) -> AsyncIterator[PageEvidence]:
-        """The answer rendered as a page (at the task's canvas size when it has one); with `live`,
-        the page stays open until the block ends. `pictures` is for kinds whose evidence is not
-        always drawn (plotly figures)."""
-        if artifact.kind is not self.artifact:
-            yield PageEvidence(task, artifact)
-            return
-        viewport = (task.canvas.width, task.canvas.height) if task.canvas else None
-        html = self.as_page(artifact.code)
-        if live:
-            async with backends.renderer.session(html, files=files, entry=self.page, viewport=viewport) as (rendering, page):
-                yield PageEvidence(task, artifact, rendering, page)
-        else:
-            yield PageEvidence(task, artifact, await backends.renderer.render(html, files=files, entry=self.page,
-                                                                       viewport=viewport))
+    answer_kind: ClassVar[ArtifactKind] = ArtifactKind.HTML
 
     def kept(self, evidence: PageEvidence) -> dict[str, Any]:
         """What a `Scored` keeps of the evidence beside its record, by `Scored` field: a page's
@@ -115,7 +72,7 @@ class PageKind(Kind):
     def failure(self, evidence: PageEvidence, infra: bool) -> str:
         """Why the answer failed as a whole, for the record ('' when it did not, or when we did)."""
         artifact, rendering = evidence.artifact, evidence.rendering
-        if artifact.kind is not self.artifact:
+        if artifact.kind is not self.answer_kind:
             return f"{artifact.kind.value}: {artifact.reason}"
         if rendering is not None and rendering.error and not infra:
             return rendering.error
@@ -162,3 +119,58 @@ class PageKind(Kind):
             return evidence.rendering.full_page_png
         shown = self.images(evidence)
         return shown[0] if shown else None
+
+
+class PageKind(Kind):
+    """A kind whose answer is one HTML document rendered as a page (or shown in one, `as_page`):
+    it provides every hook `Kind` asks for from the rendering. Subclass it, set the identity and
+    scoring slots, and override what differs."""
+
+    artifact: ClassVar[ArtifactKind] = ArtifactKind.HTML
+    entry: ClassVar[str] = "index.html"
+    page: ClassVar[str] = "index.html"  # the name the answer's page is served under when rendered
+    asking: ClassVar[Asking] = PAGE_ASKING
+    reader: ClassVar[EvidenceReader] = PageReader()
+    # A reference page as its whole page (the long screenshot, up to the renderer's cap) rather
+    # than its first screen: what a kind that scores whole pages compares with and shows.
+    whole_page_reference: ClassVar[bool] = False
+
+    async def reference(self, backends: Backends, task: Task) -> tuple[bytes | None, str]:
+        """The task's reference picture and its visible text: `reference_image` as given, else the
+        first screen of `reference_html` at the task's canvas (its whole page when the kind sets
+        `whole_page_reference`). The page is rendered once per renderer, in the cache the reference
+        channels score against, so the policy sees the very pixels it is compared with. (None, "")
+        without a reference or when it did not render."""
+        if task.reference_image:
+            return decode_reference(task.reference_image), ""
+        if not task.reference_html:
+            return None, ""
+        references = ReferenceRenderings.of(backends.renderer)
+        await references.prepare(task, backends.renderer)
+        rendering = references.get(task)
+        if rendering is None or rendering.status is not RenderStatus.OK or not rendering.viewport_png:
+            return None, ""
+        png = rendering.full_page_png if self.whole_page_reference else rendering.viewport_png
+        return png, rendering.metrics.visible_text
+
+    def as_page(self, code: str) -> str:
+        """The HTML document that shows an artifact (a page is its own)."""
+        return code
+
+    @contextlib.asynccontextmanager
+    async def evidence(self, backends: Backends, task: Task, artifact: Artifact, files: dict[str, bytes], *,
+                       live: bool, pictures: bool) -> AsyncIterator[PageEvidence]:
+        """The answer rendered as a page (at the task's canvas size when it has one); with `live`,
+        the page stays open until the block ends. `pictures` is for kinds whose evidence is not
+        always drawn (plotly figures)."""
+        if artifact.kind is not self.artifact:
+            yield PageEvidence(task, artifact)
+            return
+        viewport = (task.canvas.width, task.canvas.height) if task.canvas else None
+        html = self.as_page(artifact.code)
+        if live:
+            async with backends.renderer.session(html, files=files, entry=self.page, viewport=viewport) as (rendering, page):
+                yield PageEvidence(task, artifact, rendering, page)
+        else:
+            yield PageEvidence(task, artifact, await backends.renderer.render(html, files=files, entry=self.page,
+                                                                       viewport=viewport))

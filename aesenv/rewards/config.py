@@ -45,7 +45,7 @@ class PipelineConfig(BaseModel):
         """The channels `kind`'s answers are scored with: a kind with fixed channels (the project
         verifier) runs its own, any other kind the configured ones it has."""
         spec = KINDS[kind]
-        return list(spec.channels) if spec.fixed_channels else [n for n in self.channels if n in spec.channels]
+        return list(spec.channels) if spec.scoring.fixed_channels else [n for n in self.channels if n in spec.channels]
 
     def model_post_init(self, _: object) -> None:
         # Channel names are the kinds' and are checked when a pipeline is built (loading every

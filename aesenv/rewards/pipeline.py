@@ -121,7 +121,7 @@ a linter shared between pipelines (closed with this one), is handed to the chann
         unknown = [c for c in [*self.config.channels, *self.config.channel_options] if c not in offered]
         if unknown:
             return f"unknown channels {unknown}; available: {sorted(offered)}"
-        declared = {name for kind in kinds for name in kind.rewards}
+        declared = {name for kind in kinds for name in kind.scoring.rewards}
         if self.config.reward not in declared:
             return f"reward {self.config.reward!r} is not declared by any kind; declared: {sorted(declared)}"
         for channel, given in self.config.channel_options.items():
@@ -135,16 +135,16 @@ a linter shared between pipelines (closed with this one), is handed to the chann
         if kind.name not in self._parts:
             self._check_names(kind)
             for name in ("paper", "normalized"):
-                if name not in kind.rewards:
-                    raise ValueError(f"kind {kind.name!r} declares no {name!r} reward (it declares {sorted(kind.rewards)})")
-            unknown = sorted(set(kind.rewards.values()) - set(AGGREGATORS))
+                if name not in kind.scoring.rewards:
+                    raise ValueError(f"kind {kind.name!r} declares no {name!r} reward (it declares {sorted(kind.scoring.rewards)})")
+            unknown = sorted(set(kind.scoring.rewards.values()) - set(AGGREGATORS))
             if unknown:
                 raise ValueError(f"kind {kind.name!r} names unknown aggregators {unknown}")
-            judge = self._given_judges.get(kind.name) or kind.make_judge(self.config.judge, **self.config.judge_options)
+            judge = self._given_judges.get(kind.name) or kind.scoring.make_judge(self.config.judge, **self.config.judge_options)
             names = self.config.channels_for(kind.name)
             channels = [kind.channels[name].from_context(self._context(kind, name, judge)) for name in names]
-            problem = None if self.config.reward in kind.rewards else (
-                f"reward {self.config.reward!r} is not one {kind.name!r} records declare ({sorted(kind.rewards)})")
+            problem = None if self.config.reward in kind.scoring.rewards else (
+                f"reward {self.config.reward!r} is not one {kind.name!r} records declare ({sorted(kind.scoring.rewards)})")
             self._parts[kind.name] = _KindParts(judge, channels, any(Need.LIVE_PAGE in c.needs for c in channels),
                                                 problem)
         return self._parts[kind.name]
@@ -225,29 +225,30 @@ a linter shared between pipelines (closed with this one), is handed to the chann
         t = time.perf_counter()
         async with kind.evidence(self.backends, task, artifact, kind.answer_files(task, files or {}), live=parts.live,
                                  pictures=getattr(parts.judge, "needs_images", True)) as evidence:
-            if kind.looked(evidence):
-                timings[kind.stage] = _ms(t)
+            if kind.reader.looked(evidence):
+                timings[kind.reader.stage] = _ms(t)
             t = time.perf_counter()
             channels, gate = await self._run_channels(parts.channels, evidence, self._gate_of(kind), timings)
             timings["channels"] = _ms(t)
         timings["total"] = _ms(start)
         record = self._record(kind, evidence, channels, timings, gate)
-        return Scored(record=record, artifact=artifact, **kind.kept(evidence),
-                      picture=kind.picture(evidence), make_screen=lambda: next(iter(kind.images(evidence)), None))
+        return Scored(record=record, artifact=artifact, **kind.reader.kept(evidence),
+                      picture=kind.reader.picture(evidence), make_screen=lambda: next(iter(kind.reader.images(evidence)), None))
 
     async def inspect(self, task: Task, code: str, files: dict[str, bytes], *, budget_chars: int = 12_000) -> Look:
         """What an agent is shown of a workspace (`code`: its entry file, `files`: the rest): the
         same evidence `score` makes, described within about `budget_chars`, with the kind's Φ."""
         kind = kind_of(task)
         artifact = kind.workspace_artifact(code)
-        async with kind.evidence(self.backends, task, artifact, files, live=kind.live_for_potential(task),
+        async with kind.evidence(self.backends, task, artifact, files, live=kind.reader.live_for_potential(task),
                                  pictures=True) as evidence:
-            problem = kind.look_problem(evidence)
+            problem = kind.reader.look_problem(evidence)
             if problem:
                 return Look("", [], 0.0, problem=problem)
-            potential = await kind.potential(evidence)
-            return Look(kind.describe(evidence, budget_chars), kind.images(evidence), potential,
-                        measures=kind.measures(evidence), sight=kind.sight(evidence))
+            potential = await kind.reader.potential(evidence)
+            reader = kind.reader
+            return Look(reader.describe(evidence, budget_chars), reader.images(evidence), potential,
+                        measures=reader.measures(evidence), sight=reader.sight(evidence))
 
     async def execute(self, argv: list[str], files: dict[str, bytes], limits: SandboxLimits | None = None, *,
                       links: dict[str, str] | None = None) -> CommandRun:
@@ -257,7 +258,8 @@ a linter shared between pipelines (closed with this one), is handed to the chann
     def _gate_of(self, kind: Kind) -> str | None:
         """The channel the others wait behind: the kind's own gate, else its execution channel when
         `gate_on_execution` is on."""
-        return kind.gate_channel or (kind.execution_channel if self.config.gate_on_execution else None)
+        scoring = kind.scoring
+        return scoring.gate_channel or (scoring.execution_channel if self.config.gate_on_execution else None)
 
     async def _run_channels(self, channels: list[Channel], evidence: Evidence, gate_name: str | None,
                             timings: dict[str, float]) -> tuple[dict[str, ChannelResult], str]:
@@ -300,17 +302,17 @@ a linter shared between pipelines (closed with this one), is handed to the chann
     def _record(self, kind: Kind, evidence: Evidence, channels: dict[str, ChannelResult],
                 timings: dict[str, float], gate: str) -> RewardRecord:
         task, artifact = evidence.task, evidence.artifact
-        rewards = {name: AGGREGATORS[aggregator](channels) for name, aggregator in kind.rewards.items()}
+        rewards = {name: AGGREGATORS[aggregator](channels) for name, aggregator in kind.scoring.rewards.items()}
         reward, normalized = rewards["paper"], rewards["normalized"]
         infra = reward is None or normalized is None
-        provenance = {**self.provenance(kind.name), **kind.provenance(channels)}
+        provenance = {**self.provenance(kind.name), **kind.scoring.provenance(channels)}
         return RewardRecord(
             task_id=task.id, category=task.category.value, status="infra_error" if infra else "ok",
-            failure=kind.failure(evidence, infra), reward=reward, normalized=normalized, rewards=rewards,
+            failure=kind.reader.failure(evidence, infra), reward=reward, normalized=normalized, rewards=rewards,
             reward_name=self.config.reward, channels=channels, gate=gate,
             artifact=ArtifactInfo(kind=artifact.kind.value, sha256=artifact.sha256, bytes=artifact.source_bytes,
                                   truncated=artifact.truncated, reason=artifact.reason),
-            rendering=kind.rendering_summary(evidence),
+            rendering=kind.reader.rendering_summary(evidence),
             timings_ms=timings, provenance=provenance)
 
 

@@ -32,7 +32,7 @@ class RewardRecord(BaseModel):
     reward: float | None
     normalized: float | None
     reward_name: str = "paper"
-    # Every aggregate the task's kind declares (`Kind.rewards`), by name; `reward_name` is the one
+    # Every aggregate the task's kind declares (`Kind.scoring.rewards`), by name; `reward_name` is the one
     # the learner is handed (`selected_reward`).
     rewards: dict[str, float | None] = Field(default_factory=dict)
     channels: dict[str, ChannelResult]

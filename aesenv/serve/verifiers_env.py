@@ -23,10 +23,11 @@ import json
 from typing import Any, Literal
 
 import verifiers.v1 as vf
+from pydantic import field_validator
 from verifiers.v1.harnesses.null import NullHarness
 
 from aesenv.channels.base import ChannelStatus
-from aesenv.kinds import KINDS
+from aesenv.kinds import KINDS, kinds_with
 from aesenv.judging.aescoder import PAPER_WEIGHTS
 from aesenv.rewards import PipelineConfig, RewardPipeline, RewardRecord
 from aesenv.tasks import Task, load_tasks
@@ -52,9 +53,19 @@ class AesTaskConfig(vf.TaskConfig):
 
 
 class AesTasksetConfig(vf.TasksetConfig):
-    kind: Literal["web", "plot"] = "web"
+    kind: str = "web"  # any registered kind with a single-turn env (`kinds_with("single")`)
     tasks: str | None = None  # a task source (`builtin:web`, `jsonl:F`, ...); default: the kind's suite
     task: AesTaskConfig = AesTaskConfig()
+
+    @field_validator("kind")
+    @classmethod
+    def _asked_once(cls, kind: str) -> str:
+        """The kinds come from the registry; the verifiers env asks once and scores, so a kind
+        without a single-turn env (a project) is refused."""
+        offered = kinds_with("single")
+        if kind not in offered:
+            raise ValueError(f"kind {kind!r} has no single-turn env; these do: {offered}")
+        return kind
 
 
 async def shared_pipeline(config: PipelineConfig) -> RewardPipeline:

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from aesenv.kinds.base import Backends
 from aesenv.render.live import LivePage, PageFault
-from aesenv.webdev.health import Delivery, opened
+from aesenv.kinds.project.health import Delivery, opened
 from aesenv.webdev.tasks import ChecklistItem, CompositeTask, Dimension, Expect, Step
 
 GRADE_2 = 0.6

@@ -22,7 +22,7 @@ from aesenv.llm.client import ChatClient, ClientConfig, image_part
 from aesenv.quoting import GUARD, block, inline
 from aesenv.models import WEBDEV_USER
 from aesenv.text import clip
-from aesenv.webdev.health import Delivery
+from aesenv.kinds.project.health import Delivery
 
 MAX_CRITIQUE_CHARS = 600
 MAX_PAGE_TEXT_CHARS = 12_000  # of the page's text in the user's prompt

@@ -25,7 +25,7 @@ from aesenv.quoting import GUARD
 from aesenv.models import WEBDEV_GRADER
 from aesenv.render.live import PageFault
 from aesenv.webdev.acceptance import ItemGrade, accept, item_grade, not_delivered
-from aesenv.webdev.health import Delivery, opened
+from aesenv.kinds.project.health import Delivery, opened
 from aesenv.webdev.tasks import CompositeTask, Requirement
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from aesenv.kinds.base import Backends
 from aesenv.kinds.project.kind import PROJECT
 from aesenv.webdev.acceptance import accept
-from aesenv.webdev.health import Delivery, deliver
+from aesenv.kinds.project.health import Delivery, deliver
 from aesenv.webdev.metrics import task_metrics
 from aesenv.webdev.session import project_task
 from aesenv.webdev.tasks import CompositeTask

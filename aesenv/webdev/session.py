@@ -32,7 +32,7 @@ from aesenv.trajectory import Trajectory
 from aesenv.webdev.acceptance import ItemGrade
 from aesenv.webdev.gate import Review, SimulatedUser, Verdict
 from aesenv.webdev.graders import CheckGrader, Grader
-from aesenv.webdev.health import Delivery, HealthCheck, deliver
+from aesenv.kinds.project.health import Delivery, HealthCheck, deliver
 from aesenv.webdev.metrics import task_metrics
 from aesenv.webdev.tasks import CompositeTask
 

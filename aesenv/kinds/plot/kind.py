@@ -14,7 +14,7 @@ from typing import Any
 
 from aesenv.artifact import Artifact, ArtifactKind
 from aesenv.kinds.plot.channels import PlotEvidence, PlotExecutionChannel, PlotStaticChannel, plot_failure
-from aesenv.kinds.base import Kind, Backends
+from aesenv.kinds.base import Asking, Backends, EvidenceReader, Kind, Scoring
 from aesenv.models import PLOT_JUDGE
 from aesenv.kinds.plot.figures import draw_figures
 from aesenv.kinds.plot.prompt import data_preview, plot_request
@@ -33,55 +33,11 @@ def plot_structural_score(run: PlotRun) -> float:
     return round(sum(checks) / len(checks), 4)
 
 
-class PlotKind(Kind):
-    name = "plot"
-    title = "Plot"
-    artifact = ArtifactKind.PYTHON
-    entry = "main.py"
-    default_tasks = "builtin:plot"
+class PlotReader(EvidenceReader):
+    """How a plot run is read: its figures are what is shown, the run's checks its Φ."""
+
     stage = "run"
-    system_prompt = ("You are an expert data-visualization engineer. Answer with one complete Python script in "
-                     "a single ```python code block that draws the requested figure with matplotlib, seaborn or "
-                     "plotly. The data files named in the task are in the working directory; do not download "
-                     "anything and do not call plt.show().")
-    workspace_brief = ("a Python plot script: main.py runs in the workspace next to the data files; the figures it "
-                       "leaves open are the result")
-    observation_lengths = {"prompt": 100_000, "category": 64, "data_files": 10_000, "data_preview": 100_000}
     blank_frame = BLANK_FIGURE
-    channel_classes = (PlotExecutionChannel, PlotStaticChannel)
-    execution_channel = PlotExecutionChannel.name
-    default_channels = (PlotExecutionChannel.name, PlotStaticChannel.name)
-    judges = PLOT_JUDGE
-    # A plot's reference image is the ground truth the VLM judge compares with (PandasPlotBench's
-    # `plots_gt`); the benchmark asks from the description, so the policy never sees it.
-    shows_reference = False
-
-    def request(self, task: Task) -> str:
-        return plot_request(task)
-
-    def observe(self, task: Task) -> dict[str, str]:
-        preview = data_preview(task)
-        return {"prompt": task.prompt, "category": task.category.value, "data_files": "\n".join(preview),
-                "data_preview": "\n\n".join(f"{name}:\n{head}" for name, head in preview.items())}
-
-    def initial_files(self, task: Task) -> dict[str, bytes]:
-        return {name: data.encode("utf-8") for name, data in task.data_files.items()}
-
-    def answer_files(self, task: Task, files: dict[str, bytes]) -> dict[str, bytes]:
-        """The task's data files always, over any of the same name the answer brings."""
-        return {**files, **self.initial_files(task)}
-
-    @contextlib.asynccontextmanager
-    async def evidence(self, backends: Backends, task: Task, artifact: Artifact, files: dict[str, bytes], *,
-                       live: bool, pictures: bool) -> AsyncIterator[PlotEvidence]:
-        if artifact.kind is not ArtifactKind.PYTHON:
-            yield PlotEvidence(task, artifact)
-            return
-        run = await backends.sandbox.run_plot(artifact.code, files)
-        # Every figure is drawn and described on the host, whoever looks: the description the
-        # offline judge reads and the picture a VLM sees are one drawing, out of the script's reach.
-        run = await draw_figures(run, backends.renderer)
-        yield PlotEvidence(task, artifact, run=run)
 
     def kept(self, evidence: PlotEvidence) -> dict[str, Any]:
         """A script's run (its figures stay in memory); a plot renders no page."""
@@ -122,6 +78,58 @@ class PlotKind(Kind):
 
     def images(self, evidence: PlotEvidence) -> list[bytes]:
         return [f.png for f in (evidence.run.figures if evidence.run else []) if f.png]
+
+
+class PlotKind(Kind):
+    name = "plot"
+    title = "Plot"
+    artifact = ArtifactKind.PYTHON
+    entry = "main.py"
+    default_tasks = "builtin:plot"
+    asking = Asking(
+        system_prompt=("You are an expert data-visualization engineer. Answer with one complete Python script in "
+                       "a single ```python code block that draws the requested figure with matplotlib, seaborn or "
+                       "plotly. The data files named in the task are in the working directory; do not download "
+                       "anything and do not call plt.show()."),
+        workspace_brief=("a Python plot script: main.py runs in the workspace next to the data files; the figures "
+                         "it leaves open are the result"),
+        # A plot's reference image is the ground truth the VLM judge compares with (PandasPlotBench's
+        # `plots_gt`); the benchmark asks from the description, so the policy never sees it.
+        shows_reference=False,
+        observation_lengths={"prompt": 100_000, "category": 64, "data_files": 10_000, "data_preview": 100_000})
+    scoring = Scoring(
+        judges=PLOT_JUDGE,
+        channel_classes=(PlotExecutionChannel, PlotStaticChannel),
+        execution_channel=PlotExecutionChannel.name,
+        default_channels=(PlotExecutionChannel.name, PlotStaticChannel.name))
+    reader = PlotReader()
+
+    def request(self, task: Task) -> str:
+        return plot_request(task)
+
+    def observe(self, task: Task) -> dict[str, str]:
+        preview = data_preview(task)
+        return {"prompt": task.prompt, "category": task.category.value, "data_files": "\n".join(preview),
+                "data_preview": "\n\n".join(f"{name}:\n{head}" for name, head in preview.items())}
+
+    def initial_files(self, task: Task) -> dict[str, bytes]:
+        return {name: data.encode("utf-8") for name, data in task.data_files.items()}
+
+    def answer_files(self, task: Task, files: dict[str, bytes]) -> dict[str, bytes]:
+        """The task's data files always, over any of the same name the answer brings."""
+        return {**files, **self.initial_files(task)}
+
+    @contextlib.asynccontextmanager
+    async def evidence(self, backends: Backends, task: Task, artifact: Artifact, files: dict[str, bytes], *,
+                       live: bool, pictures: bool) -> AsyncIterator[PlotEvidence]:
+        if artifact.kind is not ArtifactKind.PYTHON:
+            yield PlotEvidence(task, artifact)
+            return
+        run = await backends.sandbox.run_plot(artifact.code, files)
+        # Every figure is drawn and described on the host, whoever looks: the description the
+        # offline judge reads and the picture a VLM sees are one drawing, out of the script's reach.
+        run = await draw_figures(run, backends.renderer)
+        yield PlotEvidence(task, artifact, run=run)
 
 
 def _quoted(text: str, share: int) -> str:

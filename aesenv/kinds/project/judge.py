@@ -17,7 +17,7 @@ from typing import Any
 from PIL import Image
 from pydantic import BaseModel, Field, create_model
 
-from aesenv.kinds.web.judges.offline import OfflineDesignJudge
+from aesenv.judging.design import OfflineDesignJudge
 from aesenv.kinds.project.census import Census, pixel_similarity, requirement_checks, text_overlap
 from aesenv.llm.client import ChatClient, image_part
 from aesenv.quoting import GUARD

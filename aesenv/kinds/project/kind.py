@@ -19,11 +19,12 @@ import contextlib
 import hashlib
 import json
 from collections.abc import AsyncIterator
+from dataclasses import replace
 
 from aesenv.artifact import Artifact
 from aesenv.channels.base import ChannelStatus
-from aesenv.kinds.base import Backends
-from aesenv.kinds.page import PageKind
+from aesenv.kinds.base import Backends, Scoring
+from aesenv.kinds.page import PAGE_ASKING, PageKind, PageReader
 from aesenv.render.describe import describe_rendering
 from aesenv.kinds.project.build import build, generated, scaffold_files
 from aesenv.kinds.project.census import Census, requirement_score, source_authoring, take_census
@@ -37,76 +38,11 @@ from aesenv.quoting import block, inline
 from aesenv.text import MAX_LISTED, clip
 
 
-class ProjectKind(PageKind):
-    name = "project"
-    title = "WebProject"
-    entry = "index.html"
-    default_tasks = "builtin:project"
+class ProjectReader(PageReader):
+    """How a built project is read: the build's verdict first, then the served page; Φ is the
+    task's requirements met on the page (or, without requirements, the sources' authoring)."""
+
     stage = "build_and_render"
-    system_prompt = ("You are an expert front-end engineer. You develop a React + Vite project in a workspace with "
-                     "tools, build it and look at it, and submit when it meets every requirement.")
-    workspace_brief = ("a React + Vite front-end project: index.html loads src/main.jsx, which mounts src/App.jsx; "
-                       "`webshot` builds it with Vite and shows the served app; node_modules holds react, react-dom "
-                       "and vite only (read-only, nothing can be installed, no network)")
-    channel_classes = (ProjectGateChannel, ProjectDetChannel, ProjectVlmChannel)
-    fixed_channels = True
-    gate_channel = "project_gate"
-    rewards = {"paper": "webcoder", "normalized": "webcoder", "webcoder": "webcoder"}
-    judges = PROJECT_JUDGE
-    envs = {"refine": ("", "aesenv.envs.project:project_env")}
-    reference_caption = ""  # a reproduction's request says the screenshot is attached (`request`)
-    whole_page_reference = True  # WebCoder replicates long screenshots: the reference is its whole page
-
-    # --- asking -------------------------------------------------------------------------------
-    def request(self, task: Task) -> str:
-        spec = task.project
-        lines = [task.prompt]
-        shown = [r for r in spec.requirements if not r.hidden] if spec else []
-        if shown:
-            lines += ["", "Requirements (weight):", *(f"- {r.description} ({r.weight:g})" for r in shown)]
-        if spec and spec.start == "files":
-            lines += ["", "The workspace holds the existing project: list_files shows it."]
-        if spec and spec.start == "reference":
-            lines += ["", "The reference screenshot to reproduce is attached: the whole page, top to bottom."]
-        return "\n".join(lines)
-
-    def initial_files(self, task: Task) -> dict[str, bytes]:
-        files = scaffold_files()
-        if task.project is not None:
-            files.update({path: text.encode("utf-8") for path, text in task.project.files.items()})
-        return files
-
-    # --- answering ----------------------------------------------------------------------------
-    def extract(self, text: str | bytes) -> Artifact:
-        code = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
-        return self.workspace_artifact(code)
-
-    @contextlib.asynccontextmanager
-    async def evidence(self, backends: Backends, task: Task, artifact: Artifact, files: dict[str, bytes], *,
-                       live: bool, pictures: bool) -> AsyncIterator[ProjectEvidence]:
-        """Build the sources, serve `dist/`, take the census on the open page (and render the
-        reference); a project that does not build has a build and no rendering."""
-        given = dict(files)
-        if artifact.code:
-            given[self.entry] = artifact.code.encode("utf-8")
-        sources = {p: b for p, b in given.items() if not generated(p)}
-        evidence = ProjectEvidence(task, artifact, files=sources)
-        if setting(task) == "reproduction":
-            evidence.reference_png, evidence.reference_text = await self.reference(backends, task)
-        built = await build(backends.sandbox, given)  # ours: it lists what it left out (`Build.ignored`)
-        evidence.build = built
-        if not built.ok:
-            yield evidence
-            return
-        page = built.output["index.html"].decode("utf-8", "replace")
-        assets = {p: b for p, b in built.output.items() if p != "index.html"}
-        async with backends.renderer.session(page, files=assets, entry="index.html") as (rendering, live_page):
-            evidence.rendering, evidence.live = rendering, live_page
-            if live_page is not None and task.project is not None:
-                evidence.census = await take_census(live_page, task.project, rendering.metrics.visible_text)
-            elif rendering.status is not RenderStatus.INFRA_ERROR:
-                evidence.census = Census(text=rendering.metrics.visible_text)
-            yield evidence
 
     def looked(self, evidence: ProjectEvidence) -> bool:
         return evidence.build is not None
@@ -115,7 +51,6 @@ class ProjectKind(PageKind):
         status, why = gate_verdict(evidence)
         return why if status is ChannelStatus.FAILED and not infra else ""
 
-    # --- showing ------------------------------------------------------------------------------
     def live_for_potential(self, task: Task) -> bool:
         return True
 
@@ -175,6 +110,81 @@ class ProjectKind(PageKind):
         if blank(evidence.rendering):
             head.append("WARNING: the page is blank (almost no visible text, no images).")
         return clip("\n".join(head) + "\n" + describe_rendering(evidence.rendering), budget_chars)
+
+
+class ProjectKind(PageKind):
+    name = "project"
+    title = "WebProject"
+    entry = "index.html"
+    default_tasks = "builtin:project"
+    asking = replace(
+        PAGE_ASKING,
+        system_prompt=("You are an expert front-end engineer. You develop a React + Vite project in a workspace "
+                       "with tools, build it and look at it, and submit when it meets every requirement."),
+        workspace_brief=("a React + Vite front-end project: index.html loads src/main.jsx, which mounts "
+                         "src/App.jsx; `webshot` builds it with Vite and shows the served app; node_modules holds "
+                         "react, react-dom and vite only (read-only, nothing can be installed, no network)"),
+        reference_caption="")  # a reproduction's request says the screenshot is attached (`request`)
+    scoring = Scoring(
+        judges=PROJECT_JUDGE,
+        channel_classes=(ProjectGateChannel, ProjectDetChannel, ProjectVlmChannel),
+        fixed_channels=True,
+        gate_channel="project_gate",
+        rewards={"paper": "webcoder", "normalized": "webcoder", "webcoder": "webcoder"})
+    reader = ProjectReader()
+    envs = {"refine": ("", "aesenv.envs.project:project_env")}
+    whole_page_reference = True  # WebCoder replicates long screenshots: the reference is its whole page
+
+    # --- asking -------------------------------------------------------------------------------
+    def request(self, task: Task) -> str:
+        spec = task.project
+        lines = [task.prompt]
+        shown = [r for r in spec.requirements if not r.hidden] if spec else []
+        if shown:
+            lines += ["", "Requirements (weight):", *(f"- {r.description} ({r.weight:g})" for r in shown)]
+        if spec and spec.start == "files":
+            lines += ["", "The workspace holds the existing project: list_files shows it."]
+        if spec and spec.start == "reference":
+            lines += ["", "The reference screenshot to reproduce is attached: the whole page, top to bottom."]
+        return "\n".join(lines)
+
+    def initial_files(self, task: Task) -> dict[str, bytes]:
+        files = scaffold_files()
+        if task.project is not None:
+            files.update({path: text.encode("utf-8") for path, text in task.project.files.items()})
+        return files
+
+    # --- answering ----------------------------------------------------------------------------
+    def extract(self, text: str | bytes) -> Artifact:
+        code = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+        return self.workspace_artifact(code)
+
+    @contextlib.asynccontextmanager
+    async def evidence(self, backends: Backends, task: Task, artifact: Artifact, files: dict[str, bytes], *,
+                       live: bool, pictures: bool) -> AsyncIterator[ProjectEvidence]:
+        """Build the sources, serve `dist/`, take the census on the open page (and render the
+        reference); a project that does not build has a build and no rendering."""
+        given = dict(files)
+        if artifact.code:
+            given[self.entry] = artifact.code.encode("utf-8")
+        sources = {p: b for p, b in given.items() if not generated(p)}
+        evidence = ProjectEvidence(task, artifact, files=sources)
+        if setting(task) == "reproduction":
+            evidence.reference_png, evidence.reference_text = await self.reference(backends, task)
+        built = await build(backends.sandbox, given)  # ours: it lists what it left out (`Build.ignored`)
+        evidence.build = built
+        if not built.ok:
+            yield evidence
+            return
+        page = built.output["index.html"].decode("utf-8", "replace")
+        assets = {p: b for p, b in built.output.items() if p != "index.html"}
+        async with backends.renderer.session(page, files=assets, entry="index.html") as (rendering, live_page):
+            evidence.rendering, evidence.live = rendering, live_page
+            if live_page is not None and task.project is not None:
+                evidence.census = await take_census(live_page, task.project, rendering.metrics.visible_text)
+            elif rendering.status is not RenderStatus.INFRA_ERROR:
+                evidence.census = Census(text=rendering.metrics.visible_text)
+            yield evidence
 
 
 def potential_of(task: Task, measures: dict[str, float]) -> float:

@@ -20,7 +20,7 @@ register_judge = JUDGES.register
 
 
 def offline_page_judge(_: str, **options: Any) -> StaticJudge:
-    from aesenv.kinds.web.judges.offline import OfflineDesignJudge
+    from aesenv.judging.design import OfflineDesignJudge
 
     if options:
         raise ValueError(f"the offline judge takes no options (got {sorted(options)})")
@@ -29,7 +29,7 @@ def offline_page_judge(_: str, **options: Any) -> StaticJudge:
 
 def offline_judge_warning() -> str:
     """What a run that trains or benchmarks on the offline judge is told, with its measured fidelity."""
-    from aesenv.kinds.web.judges.offline import OFFLINE_FIDELITY
+    from aesenv.judging.design import OFFLINE_FIDELITY
 
     return ("the offline judge is a deterministic proxy for tests, smoke runs and laptops, not a "
             f"training reward for real models: {OFFLINE_FIDELITY}. Use a VLM judge "

@@ -1,4 +1,6 @@
-"""The offline static judge: the 40/30/30 rubric filled from measured design evidence.
+"""The offline page design judge: the 40/30/30 rubric filled from measured design evidence. It
+judges any rendered page, so it lives with what several kinds share: the web kind's `offline`
+page judge is it, and the project kind's offline judge reads a build's page with it.
 
 No model, no network, no randomness: every sub-score is computed from the rendering (DOM
 snapshot boxes and computed styles, the full-page screenshot's pixels, the phone-width probe)

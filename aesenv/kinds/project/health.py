@@ -1,4 +1,6 @@
-"""The mechanical health check at the end of a round, and the evidence the simulated user sees.
+"""A project's health probe: the mechanical check at the end of a Webdev round (does the built app
+launch and serve what was built?), and the evidence the simulated user sees. It builds and serves
+the project kind's own way, so it lives in the kind; `aesenv.webdev` runs it.
 
 The app is built by the verifier's build (`aesenv.kinds.project.build`: our Vite, our settings,
 nothing of the project's configuration), never by the project's own `npm run build`, so what is
