@@ -1,6 +1,6 @@
 """The AesCoder recipe in miniature: does a policy trained on aesenv's reward get better?
 
-    python -m train.toy --out runs/toy [--grpo-steps 10]
+    python -m train.toy --out runs/toy [--grpo-steps 16]
 
 1. Stage-I answers: the `template` policy's page for each built-in web prompt (`train.data --sft`).
 2. A tiny decoder built here (no download) with a byte-level BPE fitted to those pages and prompts.
@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
-# ChatML: the layout veRL's chat datasets and TRL's prompt-completion masking both expect.
+# ChatML: the layout veRL's chat datasets expect, with the assistant turn opened for generation.
 CHATML = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
