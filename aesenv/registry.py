@@ -47,6 +47,14 @@ class Registry(Generic[T]):
         if name not in self._items:
             self._lazy[name] = target
 
+    def unregister(self, name: str) -> None:
+        """Take `name` away (a test that registered a plugin for itself leaves the registry as it
+        found it); an unknown name is a `KeyError`."""
+        if name not in self:
+            raise KeyError(f"unknown {self.kind} {name!r}")
+        self._items.pop(name, None)
+        self._lazy.pop(name, None)
+
     def _load(self, name: str) -> T:
         target = self._lazy[name]
         module, _, attribute = target.partition(":")

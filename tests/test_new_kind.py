@@ -18,7 +18,7 @@ import pytest
 
 from aesenv import cli
 from aesenv.artifact import ANSWER_NAMES, ArtifactKind, register_artifact_kind
-from aesenv.kinds import KINDS, env_ids, register_kind
+from aesenv.kinds import KINDS, env_ids, register_kind, unregister_kind
 from aesenv.policy import register_policy
 from aesenv.rewards import ChannelStatus, RewardPipeline
 from aesenv.tasks import Task
@@ -26,7 +26,16 @@ from support.svgart import SVG, SvgArtKind
 from support.svgart.kind import TASKS
 from train import data as train_data
 
-SVGART = register_kind(SvgArtKind())  # the one registration line
+
+
+@pytest.fixture(scope="module", autouse=True)
+def svgart():
+    """Registered for this module only: a registered kind joins every pipeline's default channels
+    and `validate()`, so it is taken away again before other modules' tests run."""
+    kind = register_kind(SvgArtKind())  # the one registration line
+    yield kind
+    unregister_kind(kind.name)
+
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = Path(__file__).parent / "support" / "svgart"
@@ -49,21 +58,21 @@ class SvgPolicy:
 register_policy("svgart-test")(lambda _: SvgPolicy())
 
 
-def test_registering_a_kind_registers_its_env_ids_once():
+def test_registering_a_kind_registers_its_env_ids_once(svgart):
     assert {"AesSvgArt-v0", "AesSvgArtRefine-v0"} <= set(env_ids())
     assert gym.spec("AesSvgArt-v0").kwargs == {"kind": "svgart"}
-    assert register_kind(SVGART) is SVGART  # the same object again: a no-op
+    assert register_kind(svgart) is svgart  # the same object again: a no-op
     with pytest.raises(ValueError, match="svgart"):
         register_kind(SvgArtKind())  # a different object under a taken name
-    assert KINDS["svgart"] is SVGART
+    assert KINDS["svgart"] is svgart
 
 
-def test_its_artifact_type_is_its_own():
+def test_its_artifact_type_is_its_own(svgart):
     assert ArtifactKind("svg") is SVG and ANSWER_NAMES[SVG] == "SVG document"
     assert register_artifact_kind("svg", "SVG document") is SVG  # the same again: a no-op
     with pytest.raises(ValueError, match="already called"):
         register_artifact_kind("svg", "vector image")
-    assert SVGART.extract(ANSWER).kind is SVG and SVGART.extract("no drawing").kind is ArtifactKind.UNSUPPORTED
+    assert svgart.extract(ANSWER).kind is SVG and svgart.extract("no drawing").kind is ArtifactKind.UNSUPPORTED
 
 
 def test_nothing_outside_its_package_names_the_kind():
@@ -153,3 +162,17 @@ def test_an_unregistered_kind_is_a_clear_error():
     stray = Task(id="x", kind="slides", prompt="A deck.")
     with pytest.raises(ValueError, match="'slides' tasks have no registered kind"):
         train_data.chat_prompt(stray)
+
+
+def test_the_kind_is_gone_after_its_module(svgart):
+    """What the module fixture's teardown does, checked on a second kind of the same class under
+    another name: after `unregister_kind` neither the kind registry nor Gymnasium keeps it."""
+    other = SvgArtKind()
+    other.name, other.title = "svgart_other", "SvgArtOther"
+    register_kind(other)
+    assert "svgart_other" in KINDS and "AesSvgArtOther-v0" in gym.registry
+    unregister_kind("svgart_other")
+    assert "svgart_other" not in KINDS and "AesSvgArtOther-v0" not in gym.registry
+    assert "AesSvgArtOther-v0" not in env_ids()
+    with pytest.raises(KeyError, match="svgart_other"):
+        unregister_kind("svgart_other")

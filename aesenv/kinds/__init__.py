@@ -62,6 +62,16 @@ def register_kind(kind: "Kind") -> "Kind":
     return kind
 
 
+def unregister_kind(name: str) -> None:
+    """Take a registered kind and its Gymnasium ids away again: a kind registered for one test
+    module must not change the default channels or `validate()` of every test that runs after it."""
+    KINDS.unregister(name)
+    _DEFAULT_CHANNELS.pop(name, None)
+    for ident in [i for i, (kind, _) in _ENV_IDS.items() if kind == name]:
+        del _ENV_IDS[ident]
+        gym.registry.pop(ident, None)
+
+
 BUILTIN = (
     KindEntry("web", "Web", "aesenv.kinds.web.kind:WEB", channels=("execution", "static", "interactive")),
     KindEntry("plot", "Plot", "aesenv.kinds.plot.kind:PLOT", channels=("execution", "static")),
