@@ -125,6 +125,7 @@ def probe_gate(model: Path, spec: str, *, prompts: int = 2, per_prompt: int = 4,
     """Sample the SFT model as GRPO will (temperature 1) and score the pages behind AesCoder's gate:
     if every page fails it, every rollout scores -0.1 and a gated GRPO step has nothing to rank."""
     import torch
+    import yaml
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from aesenv.tasks import load_tasks
@@ -135,8 +136,10 @@ def probe_gate(model: Path, spec: str, *, prompts: int = 2, per_prompt: int = 4,
     policy = AutoModelForCausalLM.from_pretrained(model)
     torch.manual_seed(0)
     tasks = load_tasks(spec)[:prompts]
-    options = {"judge": "offline", "allow_offline_judge": True, "reward": "paper", "gate_on_execution": True,
-               "channel_options": {"execution": {"dom_lint": False}}}
+    # The shipped GRPO-AR config's reward options (gate, Eq. 1, source-only lint), with the offline judge.
+    shipped = yaml.safe_load((Path(__file__).parent / "config" / "grpo_ar_single_turn.yaml").read_text())
+    options = {**shipped["reward"]["custom_reward_function"]["reward_kwargs"], "judge": "offline",
+               "allow_offline_judge": True}
 
     async def score_all(answers: list[tuple[Any, str]]) -> list[dict[str, float]]:
         return [await compute_score(f"aesenv/{t.kind}", a, "", to_row(t, 0, multi_turn=False)["extra_info"], **options)
@@ -264,11 +267,13 @@ def fixed_prompts(spec: str, per_category: int, path: Path) -> str:
     return f"jsonl:{path}"
 
 
-def grpo_learning_run(model: Path, spec: str, out: Path, *, steps: int, config: str, group: int, batch: int,
+def grpo_learning_run(model: Path, spec: str, out: Path, *, steps: int, config: str, group: int,
                       lr: float, response_length: int, timeout_s: float) -> dict[str, Any]:
     """GRPO-AR through veRL's main_ppo with the smoke run's CPU overrides (train.smoke), from the
     SFT model, every step's rollouts dumped to `out/rollouts`."""
     import time
+
+    import pandas as pd
 
     from train.smoke import Shape, build_rows, cpu_overrides, launch
 
@@ -276,6 +281,7 @@ def grpo_learning_run(model: Path, spec: str, out: Path, *, steps: int, config: 
     out.mkdir(parents=True, exist_ok=True)
     shape = Shape(config=config, tasks=spec)
     data = build_rows(spec, out / "rows", False)
+    batch = len(pd.read_parquet(data / "train.parquet"))  # every training prompt in every step
     overrides = cpu_overrides(out, steps, group=group, batch=batch, response_length=response_length, prompt_length=256)
     overrides += [f"actor_rollout_ref.actor.optim.lr={lr}", f"trainer.rollout_data_dir={out / 'rollouts'}",
                   f"trainer.total_epochs={steps}", "trainer.resume_mode=disable"]
@@ -321,9 +327,8 @@ def main(argv: list[str] | None = None) -> None:
     gated = report["gate_probe"]["gate_pass_rate"] > 0
     config = "grpo_ar_single_turn" if gated else "grpo_ar_single_turn_ungated"
     prompts = fixed_prompts(args.tasks, args.per_category, out / "grpo_tasks.jsonl")
-    train_rows = len(load_tasks(prompts)) - 1  # train.data holds one out for validation
     report["grpo"] = grpo_learning_run(out / "sft", prompts, out / "grpo", steps=args.grpo_steps, config=config,
-                                       group=args.group, batch=train_rows, lr=args.grpo_lr, response_length=900,
+                                       group=args.group, lr=args.grpo_lr, response_length=900,
                                        timeout_s=args.timeout)
     curve = read_rollouts(out / "grpo" / "rollouts", gated=gated)
     report["curve"] = [asdict(s) for s in curve]
