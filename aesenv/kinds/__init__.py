@@ -132,4 +132,4 @@ def channel_names() -> list[str]:
 
 
 __all__ = ["BUILTIN", "BUILTIN_AGGREGATORS", "KINDS", "KindEntry", "channel_names", "default_channels", "env_ids", "kind_of", "kinds_with", "mode_of", "register_entry",
-           "register_kind"]
+           "register_kind", "unregister_kind"]
