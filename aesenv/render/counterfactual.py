@@ -717,8 +717,10 @@ async def _measure_frozen(cdp: Any, world: World, runs: Sequence[Any], items_met
         if holds[i] and 0 <= parents[i] < i:
             holds[parents[i]] = True
     lone = [p for p in paintings if kinds[p.item] == "box" and not (0 <= p.element < len(holds) and holds[p.element])]
+    # (a set of their fields, which is what `p not in lone` compared, pair by pair: 0.85 s on 3,000 boxes)
+    lone_keys = {(p.item, p.box, p.element) for p in lone}
     for p in paintings:
-        if kinds[p.item] == "box" and p not in lone:
+        if kinds[p.item] == "box" and (p.item, p.box, p.element) not in lone_keys:
             verdicts.pictures[p.item] = True
     measured = {i.id for i in early}
     for p in lone:

@@ -908,11 +908,13 @@ class Renderer:
             "clip": {"x": 0, "y": 0, "width": width, "height": captured, "scale": 1}}),
             cfg.capture_timeout_s, trace, cdp)
         full_png = base64.b64decode(shot["data"]) if isinstance(shot, dict) and "data" in shot else None
+        # Its pixels are decoded in a thread while the page answers the snapshot and the markup.
+        decoding = asyncio.ensure_future(asyncio.to_thread(decode_rgb, full_png)) if full_png else None
         snap = None
         if "freeze" not in trace.timed_out:
             snap = await self._bounded("snapshot", self._snapshot(world, trace, facts), cfg.snapshot_timeout_s, trace, cdp)
         markup, notes_markup = await self._markup(world, trace, cdp)
-        pixels = await asyncio.to_thread(decode_rgb, full_png) if full_png else None
+        pixels = await decoding if decoding is not None else None
         scale = pixels.shape[1] / width if pixels is not None and width else 1.0
         runs = parse_runs(snap.get("runs")) if isinstance(snap, dict) else []
         # Content counts where taking it away changes these pixels: measured now, while the page
