@@ -89,13 +89,17 @@ def scene_quality(region: np.ndarray) -> dict[str, Any]:
 
 def loudness(px: np.ndarray) -> dict[str, Any]:
     """How much of the page is loud colour (saturation >= 0.7, value >= 200) and in how many
-    competing hue families; `garish` runs 0 (calm) to 1 (a clash of neon fields)."""
-    h, sat, val = hues(px)
+    competing hue families; `garish` runs 0 (calm) to 1 (a clash of neon fields). Saturation and
+    value are read on every pixel, the hue only on the loud ones (the same numbers as `hues`: each
+    pixel's hue is its own)."""
+    val = px.max(axis=1).astype(np.float64)
+    chroma = val - px.min(axis=1)
+    sat = np.where(val > 0, chroma / np.maximum(val, 1), 0.0)
     loud = (sat >= 0.7) & (val >= 200)
     share = float(loud.mean())
     families: list[int] = []
     if loud.any():
-        hist = np.bincount((h[loud] // 30).astype(int) % 12, minlength=12) / len(px)
+        hist = np.bincount((hues(px[loud])[0] // 30).astype(int) % 12, minlength=12) / len(px)
         families = [int(i) * 30 for i in np.nonzero(hist >= 0.04)[0]]
     spread = max((min(abs(a - b), 360 - abs(a - b)) for a in families for b in families), default=0)
     clash = _ramp(len(families), 1, 3) * _ramp(spread, 60, 150)
