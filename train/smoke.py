@@ -49,6 +49,7 @@ class Shape:
     agent_loop: str | None = None  # a shipped agent-loop file (train/config/agent_loops/NAME.yaml)
     response_length: int = 32
     prompt_length: int = 512
+    model: str = "text"  # the tiny policy (train.tiny_models): "text" (Qwen2) or "vl" (Qwen2-VL, for rows with pictures)
 
 
 SHAPES: dict[str, Shape] = {
@@ -59,12 +60,9 @@ SHAPES: dict[str, Shape] = {
     "grpo_webcoder_project": Shape(config="grpo_webcoder_project", tasks="builtin:web", multi_turn=True,
                                    agent_loop="webcoder_project", response_length=320),
     # AesCode's GDPO over its channels (legacy trainer: veRL hands channel values only to "gdpo"
-    # there). Its rows carry reference pictures for a VL policy; no VL model can be built here
-    # (transformers' Qwen2-VL processor loads a video processor that needs torchvision, and the
-    # only torchvision here is a CUDA build that does not load against the CPU torch), so the
-    # text policy reads the rows without their pictures (`data.image_key` names no column).
-    "gdpo_aescode": Shape(config="gdpo_aescode", tasks="builtin:aescode", prompt_length=1152,
-                          overrides=("data.image_key=no_pictures_for_a_text_policy",)),
+    # there), on its rows with their reference pictures: the tiny Qwen2-VL reads each one as at
+    # most 64 image tokens (train.tiny_models.SMOKE_VL_PIXELS).
+    "gdpo_aescode": Shape(config="gdpo_aescode", tasks="builtin:aescode", prompt_length=1152, model="vl"),
 }
 
 # The agent loop's lengths at smoke size (the loop's own keys; see train/config/agent_loops/).
@@ -129,17 +127,17 @@ def cpu_overrides(run_dir: Path, steps: int, *, group: int, batch: int, response
     ]
 
 
-def build_tiny_model(path: Path) -> Path:
-    """The tests' tiny Qwen2 and byte-level tokenizer (tests/support/tiny_models.py), built here."""
+def build_tiny_model(path: Path, kind: str = "text") -> Path:
+    """A tiny policy of `kind` (train.tiny_models: "text" a Qwen2, "vl" a Qwen2-VL), built here once."""
     if (path / "config.json").exists():
         return path
-    sys.path.insert(0, str(REPO / "tests" / "support"))
-    try:
-        import tiny_models
-    finally:
-        sys.path.pop(0)
+    from train import tiny_models
+
+    builders = {"text": tiny_models.build_text, "vl": tiny_models.build_vl}
+    if kind not in builders:
+        raise ValueError(f"unknown tiny model {kind!r}; models: {sorted(builders)}")
     path.mkdir(parents=True, exist_ok=True)
-    tiny_models.build_text(path)
+    builders[kind](path)
     return path
 
 
@@ -229,7 +227,8 @@ def run_shape(name: str, out: Path, *, steps: int = 2, group: int = 2, batch: in
     prompt_length = prompt_length or shape.prompt_length
     run_dir = (out / name).resolve()
     run_dir.mkdir(parents=True, exist_ok=True)
-    model = build_tiny_model(out.resolve() / "tiny_model")
+    model = build_tiny_model(out.resolve() / ("tiny_model" if shape.model == "text" else f"tiny_model_{shape.model}"),
+                             shape.model)
     data = build_rows(shape.tasks, out.resolve() / ("rows_multi_turn" if shape.multi_turn else "rows") / shape.tasks.replace(":", "_"),
                       shape.multi_turn)
     base = cpu_overrides(run_dir, steps, group=group, batch=batch, response_length=response_length,
@@ -263,6 +262,10 @@ def run_shape(name: str, out: Path, *, steps: int = 2, group: int = 2, batch: in
         "aes_metrics": {k: v for k, v in last.items() if "aes_" in k},
         "last_step_metrics": last,
     }
+    if shape.model == "vl":
+        from train.tiny_models import image_tokens_per_row
+
+        summary["image_tokens_per_row"] = image_tokens_per_row(model, data / "train.parquet")
     if resume:
         started = time.monotonic()
         resumed = launch(shape, model, data, run_dir,
