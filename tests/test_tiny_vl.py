@@ -149,3 +149,28 @@ def test_verls_qwen2_vl_forward_takes_a_micro_batch_without_pictures(tiny_vl):
     # veRL's own branch, as shipped: what the wrap is for (drop the wrap once this passes)
     with pytest.raises(AttributeError, match="mean"):
         wrapped.original(model, ids, torch.ones_like(ids))
+
+
+def test_the_aes_hf_rollout_never_samples_a_picture_placeholder(tiny_vl, monkeypatch):
+    """A response holding <|image_pad|> (or another vision token) has no picture behind it: veRL's
+    agent loop then fails computing its 3-D positions, and its actor scattering features. The
+    random tiny model would write one in most answers; the rollout suppresses them."""
+    from transformers import AutoConfig
+
+    from train.cpu_rollout import HFServer
+
+    config = AutoConfig.from_pretrained(str(tiny_vl))
+    vision_tokens = {config.image_token_id, config.video_token_id, config.vision_start_token_id,
+                     config.vision_end_token_id}
+    server = HFServer(str(tiny_vl), prompt_length=64, response_length=48, replica_rank=0)
+    seen = {}
+    generate = server.model.generate
+
+    def recording(**kwargs):
+        seen.update(kwargs)
+        return generate(**kwargs)
+
+    monkeypatch.setattr(server.model, "generate", recording)
+    out = asyncio.run(server.generate([5, 6, 7], {"temperature": 1.0}, "r"))
+    assert set(seen["suppress_tokens"]) == vision_tokens
+    assert not vision_tokens & set(out.token_ids)

@@ -65,6 +65,12 @@ class HFServer:
         # the picture half of the policy's processor (the text half is the agent loop's)
         self.image_processor = (AutoImageProcessor.from_pretrained(model_path, trust_remote_code=trust_remote_code)
                                 if self.vision else None)
+        # Never sampled: veRL's agent loop gives these tokens picture positions (mm_token_type_ids,
+        # the 3-D rope index) and its actor scatters picture features into them, so a response
+        # holding one has no picture behind it and fails both. A trained VL model does not write
+        # them; a random tiny one, over a 400-token vocabulary, writes one in most answers.
+        self.placeholders = sorted({getattr(config, key, None) for key in (
+            "image_token_id", "video_token_id", "vision_start_token_id", "vision_end_token_id")} - {None})
         self.prompt_length = prompt_length
         self.response_length = response_length
         self.replica_rank = replica_rank
@@ -121,6 +127,8 @@ class HFServer:
         inputs = torch.tensor([prompt_ids], dtype=torch.long)
         if images:
             options.update(self._pictures(prompt_ids, images))
+        if self.placeholders:
+            options["suppress_tokens"] = self.placeholders
         with torch.no_grad():
             out = self.model.generate(input_ids=inputs, attention_mask=torch.ones_like(inputs), **options)
         tokens = out.sequences[0, len(prompt_ids):].tolist()
