@@ -174,3 +174,18 @@ def test_the_aes_hf_rollout_never_samples_a_picture_placeholder(tiny_vl, monkeyp
     out = asyncio.run(server.generate([5, 6, 7], {"temperature": 1.0}, "r"))
     assert set(seen["suppress_tokens"]) == vision_tokens
     assert not vision_tokens & set(out.token_ids)
+
+
+def test_verls_flops_counter_reads_a_qwen2_vl_config(tiny_vl):
+    """veRL's actor estimates MFU after every batch; for `qwen2_vl` with pictures its table names
+    the Qwen3-VL estimator, which reads vision-config names Qwen2-VL does not have. The plugin's
+    entry (train.qwen2_vl) maps them; veRL's own entry, as shipped, fails."""
+    import verl  # noqa: F401 - the plugin replaces the table entry here
+    from transformers import AutoConfig
+    from verl.utils.flops_counter import ESTIMATE_FUNC
+
+    config = AutoConfig.from_pretrained(str(tiny_vl))
+    estimate = ESTIMATE_FUNC[config.model_type]  # as FlopsCounter.estimate_flops looks it up
+    assert estimate(config, 220, [100, 120], 1.0, images_seqlens=[240]) > estimate(config, 220, [100, 120], 1.0) > 0
+    with pytest.raises(AttributeError, match="intermediate_size"):
+        ESTIMATE_FUNC["qwen2_vl"].original(config, 220, [100, 120], 1.0, images_seqlens=[240])

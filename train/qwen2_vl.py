@@ -23,6 +23,14 @@ registries, never by editing them. `register()` runs in every veRL process (trai
    attribute 'mean'". AesCode's rows mix pictured and text-only prompts, so any micro-batch of
    text-only rows hits it. The module-level function is wrapped: micro-batches with pictures go
    to veRL's own code; the text-only branch is veRL's, with the tower's output unpacked.
+
+3. The MFU estimate. veRL's flops table (`verl.utils.flops_counter.ESTIMATE_FUNC`) counts
+   `qwen2_vl` with its Qwen3-VL estimator, whose vision part reads Qwen3-VL's names
+   (`intermediate_size`, `out_hidden_size`, `hidden_size` as the tower's width); Qwen2-VL's vision
+   config has `embed_dim`, `mlp_ratio` and `hidden_size` as the merger's output, so the actor's
+   first step with pictures fails ("'Qwen2VLVisionConfig' object has no attribute
+   'intermediate_size'"). The table entry is replaced by the same estimator over Qwen2-VL's
+   vision config under those names (a metric only: the tower's MLP is two plain linears in both).
 """
 
 from __future__ import annotations
@@ -94,6 +102,35 @@ def register_forward() -> None:
     qwen2_vl._get_input_embeds = text_only_embeds(qwen2_vl._get_input_embeds)
 
 
+def qwen2_vl_flops(qwen3_vl_flops: Callable[..., Any]) -> Callable[..., Any]:
+    """veRL's Qwen3-VL flops estimator reading a Qwen2-VL config (3.)."""
+    if getattr(qwen3_vl_flops, "aesenv", False):
+        return qwen3_vl_flops
+
+    def estimate(config, tokens_sum, batch_seqlens, delta_time, **kwargs):
+        from types import SimpleNamespace
+
+        tower = config.vision_config
+        vision = SimpleNamespace(
+            num_heads=tower.num_heads, depth=tower.depth, hidden_size=tower.embed_dim,
+            intermediate_size=int(tower.embed_dim * tower.mlp_ratio), out_hidden_size=tower.hidden_size,
+            spatial_merge_size=tower.spatial_merge_size, in_channels=tower.in_channels,
+            temporal_patch_size=tower.temporal_patch_size, patch_size=tower.patch_size)
+        view = SimpleNamespace(text_config=config.text_config, vision_config=vision)
+        return qwen3_vl_flops(view, tokens_sum, batch_seqlens, delta_time, **kwargs)
+
+    estimate.aesenv = True
+    estimate.original = qwen3_vl_flops
+    return estimate
+
+
+def register_flops() -> None:
+    from verl.utils import flops_counter
+
+    flops_counter.ESTIMATE_FUNC["qwen2_vl"] = qwen2_vl_flops(flops_counter.ESTIMATE_FUNC["qwen2_vl"])
+
+
 def register() -> None:
     register_processor()
     register_forward()
+    register_flops()
