@@ -41,6 +41,19 @@ def test_every_shape_takes_two_steps_through_verls_trainer_and_reloads_its_check
 
 
 @pytest.mark.slow
+def test_the_aescode_shape_trains_a_vl_policy_on_its_rows_pictures(smoke_summary):
+    """AesCode's shape trains the tiny Qwen2-VL: its rows' references reach the rollout as
+    pictures (each bounded at smoke size), in both steps (the rows in file order)."""
+    from train.smoke import SHAPES
+
+    assert SHAPES["gdpo_aescode"].model == "vl"
+    run = smoke_summary["runs"]["gdpo_aescode"]
+    assert run["image_tokens_per_row"] and all(4 <= n <= 64 for n in run["image_tokens_per_row"]), run["image_tokens_per_row"]
+    # two steps x two prompts x two rollouts; the first prompt is text-only
+    assert run["pictured_rollouts"] >= 4, run["pictured_rollouts"]
+
+
+@pytest.mark.slow
 @pytest.mark.xfail(reason="a random tiny model's answers all score alike (the gate's -0.1, or 0 on every GDPO "
                           "channel), so advantages and gradients are zero: single-turn and GDPO move by AdamW's "
                           "weight decay alone, the refine shape not at all (train/smoke.py, README)", strict=False)

@@ -33,6 +33,9 @@ from verl.workers.rollout.replica import RolloutReplica, TokenOutput
 logger = logging.getLogger(__name__)
 
 
+PICTURED_REQUEST = "aes_hf pictured request"
+
+
 def server_actor_name(replica_rank: int) -> str:
     return f"aes_hf_server_{replica_rank}"
 
@@ -105,6 +108,9 @@ class HFServer:
         placed = sum(1 for token in prompt_ids if token == self.model.config.image_token_id)
         if placed != expected:
             raise ValueError(f"the prompt holds {placed} image tokens, its {len(images)} picture(s) make {expected}")
+        # one line per pictured request in the trainer's log (train.smoke counts them)
+        print(f"{PICTURED_REQUEST}: {len(images)} picture(s), {placed} image tokens, {len(prompt_ids)} prompt tokens",
+              flush=True)
         return inputs
 
     def _sample(self, prompt_ids: list[int], sampling: dict[str, Any], max_tokens: int,

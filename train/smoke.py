@@ -61,8 +61,10 @@ SHAPES: dict[str, Shape] = {
                                    agent_loop="webcoder_project", response_length=320),
     # AesCode's GDPO over its channels (legacy trainer: veRL hands channel values only to "gdpo"
     # there), on its rows with their reference pictures: the tiny Qwen2-VL reads each one as at
-    # most 64 image tokens (train.tiny_models.SMOKE_VL_PIXELS).
-    "gdpo_aescode": Shape(config="gdpo_aescode", tasks="builtin:aescode", prompt_length=1152, model="vl"),
+    # most 64 image tokens (train.tiny_models.SMOKE_VL_PIXELS). The rows in file order, whose first
+    # four are one text-only and three pictured: both steps train on pictures, the first on a mix.
+    "gdpo_aescode": Shape(config="gdpo_aescode", tasks="builtin:aescode", prompt_length=1152, model="vl",
+                          overrides=("data.shuffle=false",)),
 }
 
 # The agent loop's lengths at smoke size (the loop's own keys; see train/config/agent_loops/).
@@ -201,6 +203,15 @@ def _change_norm(before: dict[str, Any], after: dict[str, Any]) -> float:
     return math.sqrt(total) if torch.isfinite(torch.tensor(total)) else math.nan
 
 
+def _loaded_state(folder: Path) -> dict[str, Any]:
+    """The weights of an HF folder under the model's own parameter names, as transformers loads it."""
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForImageTextToText
+
+    vision = getattr(AutoConfig.from_pretrained(folder), "vision_config", None) is not None
+    model = (AutoModelForImageTextToText if vision else AutoModelForCausalLM).from_pretrained(folder, dtype="auto")
+    return dict(model.state_dict())
+
+
 def _fsdp_shard_matches_export(actor_dir: Path, exported: dict[str, Any]) -> dict[str, Any]:
     """Reload veRL's FSDP model shard and compare it with the HF weights exported from the same
     trained model: the checkpoint a resume would load holds the weights that were trained."""
@@ -208,6 +219,8 @@ def _fsdp_shard_matches_export(actor_dir: Path, exported: dict[str, Any]) -> dic
 
     shard = torch.load(actor_dir / "model_world_size_1_rank_0.pt", map_location="cpu", weights_only=False)
     tensors = {name: (t.full_tensor() if hasattr(t, "full_tensor") else t) for name, t in shard.items()}
+    if not set(tensors) & set(exported):  # transformers saves some models (Qwen2-VL) under older names
+        exported = _loaded_state(actor_dir / "huggingface")
     compared = [n for n in exported if n in tensors]
     mismatched = [n for n in compared if not torch.equal(tensors[n].to(exported[n].dtype), exported[n])]
     return {"tensors_compared": len(compared), "mismatched": mismatched[:5],
@@ -263,9 +276,11 @@ def run_shape(name: str, out: Path, *, steps: int = 2, group: int = 2, batch: in
         "last_step_metrics": last,
     }
     if shape.model == "vl":
+        from train.cpu_rollout import PICTURED_REQUEST
         from train.tiny_models import image_tokens_per_row
 
         summary["image_tokens_per_row"] = image_tokens_per_row(model, data / "train.parquet")
+        summary["pictured_rollouts"] = (run_dir / "train.log").read_text(errors="replace").count(PICTURED_REQUEST)
     if resume:
         started = time.monotonic()
         resumed = launch(shape, model, data, run_dir,
