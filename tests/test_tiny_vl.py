@@ -14,8 +14,6 @@ import io
 import pytest
 from PIL import Image
 
-pytest.importorskip("verl")
-
 
 @pytest.fixture(scope="module")
 def tiny_vl(tmp_path_factory):
