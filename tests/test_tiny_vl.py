@@ -187,3 +187,33 @@ def test_verls_flops_counter_reads_a_qwen2_vl_config(tiny_vl):
     assert estimate(config, 220, [100, 120], 1.0, images_seqlens=[240]) > estimate(config, 220, [100, 120], 1.0) > 0
     with pytest.raises(AttributeError, match="intermediate_size"):
         ESTIMATE_FUNC["qwen2_vl"].original(config, 220, [100, 120], 1.0, images_seqlens=[240])
+
+
+def test_every_thread_gets_the_same_answer_on_veRLs_image_path(monkeypatch):
+    """veRL's agent loop reads several rows' pictures at once in threads; each must take the same
+    path (train.dataset), the one a fresh process finds: a thread that saw `qwen_vl_utils`
+    half-imported took veRL's path without torchvision and failed the smoke's rollout."""
+    import subprocess
+    import sys
+    import threading
+
+    from train import dataset
+
+    fresh = subprocess.run([sys.executable, "-c", "from qwen_vl_utils import process_vision_info"],
+                           capture_output=True).returncode == 0
+    for name in [n for n in sys.modules if n.startswith("qwen_vl_utils")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr(dataset, "_vision_utils", None)
+    start = threading.Barrier(8)
+    answers = []
+
+    def ask():
+        start.wait()
+        answers.append(dataset.vision_utils_importable())
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert answers == [fresh] * 8
