@@ -207,3 +207,18 @@ def test_by_default_the_teachers_pages_are_ranked_by_the_judges_score_of_each_re
     assert cli([*base, "--rank-by", "reward", "--out", str(tmp_path / "by-reward")]) == 0
     rewards = [json.loads(line) for line in (tmp_path / "by-reward" / "scored.jsonl").read_text().splitlines()]
     assert {s for row in rewards for _, s, _ in row["scored"]} - {50.0, 80.0}  # Eq. 1, not the judge's total
+
+
+def test_a_teachers_page_with_no_judge_score_or_reward_ranks_as_no_candidate_not_as_zero():
+    """A judge that did not count (our infra failed) or a reward that was not computed leaves the
+    page out of the choice: ranked as 0.0 it would compete as a real (poor) score, and could be kept
+    where no other teacher's page rendered, and `scored.jsonl` would show a 0 that looks measured."""
+    from types import SimpleNamespace
+
+    from aesenv.channels import ChannelResult, ChannelStatus
+    from aesenv.data.web import RANKINGS
+
+    judged = SimpleNamespace(channels={"static": ChannelResult(status=ChannelStatus.OK, score=0.4, raw=40.0)}, reward=3.0)
+    unjudged = SimpleNamespace(channels={"static": ChannelResult.infra_error("judge timed out")}, reward=None)
+    assert RANKINGS["judge"].score(judged) == 40.0 and RANKINGS["reward"].score(judged) == 3.0
+    assert RANKINGS["judge"].score(unjudged) is None and RANKINGS["reward"].score(unjudged) is None

@@ -50,21 +50,23 @@ class Shape:
     response_length: int = 32
     prompt_length: int = 512
     model: str = "text"  # the tiny policy (train.tiny_models): "text" (Qwen2) or "vl" (Qwen2-VL, for rows with pictures)
+    contrast: str = "gate"  # what the warm start teaches it to vary in (train.warm_start.CONTRASTS)
 
 
 SHAPES: dict[str, Shape] = {
     # AesCoder's GRPO-AR behind the execution gate (Eq. 1).
-    "grpo_ar_single_turn": Shape(config="grpo_ar_single_turn", tasks="builtin:web"),
+    "grpo_ar_single_turn": Shape(config="grpo_ar_single_turn", tasks="builtin:web", response_length=128),
     # The refine agent loop with WebCoder's context management and segment credit (aes_segment_grpo,
     # v1 trainer) on web refine episodes; its agent-loop file is shrunk to the smoke's lengths.
     "grpo_webcoder_project": Shape(config="grpo_webcoder_project", tasks="builtin:web", multi_turn=True,
-                                   agent_loop="webcoder_project", response_length=320),
+                                   agent_loop="webcoder_project", response_length=320,
+                                   contrast="refine_gate"),
     # AesCode's GDPO over its channels (legacy trainer: veRL hands channel values only to "gdpo"
     # there), on its rows with their reference pictures: the tiny Qwen2-VL reads each one as at
     # most 64 image tokens (train.tiny_models.SMOKE_VL_PIXELS). The rows in file order, whose first
     # four are one text-only and three pictured: both steps train on pictures, the first on a mix.
-    "gdpo_aescode": Shape(config="gdpo_aescode", tasks="builtin:aescode", prompt_length=1152, model="vl",
-                          overrides=("data.shuffle=false",)),
+    "gdpo_aescode": Shape(config="gdpo_aescode", tasks="builtin:aescode", prompt_length=1152, response_length=160,
+                          model="vl", contrast="boundary", overrides=("data.shuffle=false",)),
 }
 
 # The agent loop's lengths at smoke size (the loop's own keys; see train/config/agent_loops/).
@@ -141,6 +143,20 @@ def build_tiny_model(path: Path, kind: str = "text") -> Path:
     path.mkdir(parents=True, exist_ok=True)
     builders[kind](path)
     return path
+
+
+def warm_model(shape: Shape, model: Path, data: Path, out: Path) -> tuple[Path, dict[str, Any]]:
+    """The tiny model taught the shape's two answers (train.warm_start), once per contrast and model."""
+    from train.warm_start import CONTRASTS, warm_start
+
+    tools = None
+    if shape.multi_turn:  # the refine loop's first prompt carries the env's tools
+        from aesenv.envs.refine import REFINE_TOOLSET
+        from aesenv.envs.tools import tool_schemas
+
+        tools = tool_schemas(REFINE_TOOLSET.specs)
+    folder = out / f"warm_{model.name}_{shape.contrast}"
+    return folder, warm_start(model, data, folder, CONTRASTS[shape.contrast], tools=tools)
 
 
 def build_rows(tasks: str, out: Path, multi_turn: bool) -> Path:
@@ -227,7 +243,7 @@ def _fsdp_shard_matches_export(actor_dir: Path, exported: dict[str, Any]) -> dic
             "equal": bool(compared) and not mismatched}
 
 
-def run_shape(name: str, out: Path, *, steps: int = 2, group: int = 2, batch: int = 2, response_length: int | None = None,
+def run_shape(name: str, out: Path, *, steps: int = 2, group: int = 4, batch: int = 2, response_length: int | None = None,
               prompt_length: int | None = None, resume: bool = True, overrides: tuple[str, ...] = (),
               timeout_s: float = 900) -> dict[str, Any]:
     """Train one shape for `steps` optimizer steps through veRL's main_ppo and return its summary."""
@@ -240,10 +256,11 @@ def run_shape(name: str, out: Path, *, steps: int = 2, group: int = 2, batch: in
     prompt_length = prompt_length or shape.prompt_length
     run_dir = (out / name).resolve()
     run_dir.mkdir(parents=True, exist_ok=True)
-    model = build_tiny_model(out.resolve() / ("tiny_model" if shape.model == "text" else f"tiny_model_{shape.model}"),
-                             shape.model)
     data = build_rows(shape.tasks, out.resolve() / ("rows_multi_turn" if shape.multi_turn else "rows") / shape.tasks.replace(":", "_"),
                       shape.multi_turn)
+    tiny = build_tiny_model(out.resolve() / ("tiny_model" if shape.model == "text" else f"tiny_model_{shape.model}"),
+                            shape.model)
+    model, warm = warm_model(shape, tiny, data, out.resolve())
     base = cpu_overrides(run_dir, steps, group=group, batch=batch, response_length=response_length,
                          prompt_length=prompt_length) + list(shape.overrides) + list(overrides)
     if shape.agent_loop:
@@ -265,10 +282,11 @@ def run_shape(name: str, out: Path, *, steps: int = 2, group: int = 2, batch: in
         "shape": name, "config": shape.config, "trainer_class": _trainer_class(run_dir / "train.log", shape),
         "steps": len(train_steps), "wall_s": round(wall_s, 1),
         "param_change_norm": _change_norm(_load_hf_weights(model), exported),
+        "warm_start": warm,
         "checkpoint": str(actor_dir), "checkpoint_reload": _fsdp_shard_matches_export(actor_dir, exported),
-        # Whether the change came from the policy gradient: a group whose rewards all tie (a random
-        # tiny model's pages all fail the gate alike) has zero advantage, and the step then moves
-        # the weights by AdamW's decoupled weight decay alone.
+        # Whether the change came from the policy gradient: a group whose rewards all tie has zero
+        # advantage, and a step with no varied group moves the weights by AdamW's weight decay alone
+        # (why the model is warm-started: train.warm_start).
         "per_step": [{"step": row["step"], "grad_norm": row["data"].get("actor/grad_norm"),
                       "score_min": row["data"].get("critic/score/min"), "score_max": row["data"].get("critic/score/max")}
                      for row in train_steps],
@@ -290,6 +308,7 @@ def run_shape(name: str, out: Path, *, steps: int = 2, group: int = 2, batch: in
         resumed_steps = sorted({row["step"] for row in resumed if any(k.startswith("actor/") for k in row["data"])})
         summary["resume"] = {"steps_logged": resumed_steps, "resumed_from": steps,
                              "ok": resumed_steps == [steps + 1], "wall_s": round(time.monotonic() - started, 1)}
+    summary["policy_gradient"] = any((row["grad_norm"] or 0) > 0 for row in summary["per_step"])
     summary["checkpoint_reloaded"] = summary["checkpoint_reload"]["equal"] and summary.get("resume", {}).get("ok", True)
     return summary
 
@@ -326,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as error:  # each shape reports on its own; the exit code says whether any failed
             summary["failed"][name] = f"{type(error).__name__}: {error}"
         (args.out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
-    print(json.dumps({name: {k: run[k] for k in ("steps", "param_change_norm", "wall_s", "checkpoint_reloaded")}
+    print(json.dumps({name: {k: run[k] for k in ("steps", "param_change_norm", "policy_gradient", "wall_s", "checkpoint_reloaded")}
                       for name, run in summary["runs"].items()} | {"failed": list(summary["failed"])}, indent=2))
     return 1 if summary["failed"] else 0
 

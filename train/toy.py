@@ -83,42 +83,16 @@ def build_model(path: Path, texts: list[str], *, vocab_size: int = 8000, hidden:
 
 def sft(model: Path, data: Path, out: Path, *, epochs: int, lr: float) -> dict[str, Any]:
     """Stage-I SFT on `data/train.parquet` (`train.data --sft` rows), the loss on the answer only;
-    the model lands in `out`. transformers' `Trainer`: TRL's SFTTrainer computes its loss with a
-    chunked kernel that costs this CPU six times the step."""
+    the model lands in `out`."""
     import pandas as pd
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer, TrainingArguments
+    from transformers import AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(model)
-    examples = []
-    for row in pd.read_parquet(data / "train.parquet").to_dict("records"):
-        messages = list(row["messages"])
-        prompt = tokenizer.apply_chat_template(messages[:-1], add_generation_prompt=True, tokenize=False)
-        prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
-        answer_ids = tokenizer(messages[-1]["content"], add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
-        examples.append({"input_ids": prompt_ids + answer_ids, "labels": [-100] * len(prompt_ids) + answer_ids})
+    from train.sft import answer_examples, train_answers
 
-    def collate(batch: list[dict[str, list[int]]]) -> dict[str, torch.Tensor]:
-        width = max(len(x["input_ids"]) for x in batch)
-        pad = tokenizer.pad_token_id
-        return {"input_ids": torch.tensor([x["input_ids"] + [pad] * (width - len(x["input_ids"])) for x in batch]),
-                "labels": torch.tensor([x["labels"] + [-100] * (width - len(x["labels"])) for x in batch]),
-                "attention_mask": torch.tensor([[1] * len(x["input_ids"]) + [0] * (width - len(x["input_ids"]))
-                                                for x in batch])}
-
-    args = TrainingArguments(output_dir=str(out / "trainer"), num_train_epochs=epochs, learning_rate=lr,
-                             per_device_train_batch_size=2, lr_scheduler_type="cosine", warmup_steps=0.1,
-                             logging_steps=10, save_strategy="no", report_to=[], use_cpu=True, seed=0,
-                             dataloader_num_workers=0, remove_unused_columns=False, disable_tqdm=True)
-    trainer = Trainer(model=AutoModelForCausalLM.from_pretrained(model), args=args, train_dataset=examples,
-                      data_collator=collate)
-    result = trainer.train()
-    trainer.save_model(str(out))
-    tokenizer.save_pretrained(out)
-    losses = [e["loss"] for e in trainer.state.log_history if "loss" in e]
-    return {"steps": result.global_step, "first_loss": losses[0] if losses else None,
-            "last_loss": losses[-1] if losses else None, "seconds": result.metrics.get("train_runtime"),
-            "answer_tokens_mean": statistics.fmean(sum(t != -100 for t in x["labels"]) for x in examples)}
+    rows = pd.read_parquet(data / "train.parquet").to_dict("records")
+    examples = answer_examples(AutoTokenizer.from_pretrained(model),
+                               ((list(r["messages"])[:-1], list(r["messages"])[-1]["content"]) for r in rows))
+    return train_answers(model, examples, out, epochs=epochs, lr=lr)
 
 
 def probe_gate(model: Path, spec: str, *, prompts: int = 2, per_prompt: int = 4, max_new_tokens: int = 900) -> dict[str, Any]:

@@ -212,20 +212,22 @@ def select_by_clustering(rows: list[dict[str, Any]], target: int, seed: int,
 @dataclass(frozen=True)
 class Ranking:
     """How a teacher's page is scored for the choice between teachers: the channels that run
-    (None: every channel of the web kind) and the number that ranks it."""
+    (None: every channel of the web kind) and the number that ranks it, None where there is none
+    (the judge did not count, the reward was not computed): such a page is not a candidate, rather
+    than one ranked as if it had scored 0."""
 
     channels: tuple[str, ...] | None
-    score: Callable[[RewardRecord], float]
+    score: Callable[[RewardRecord], float | None]
 
 
-def _judge_total(record: RewardRecord) -> float:
+def _judge_total(record: RewardRecord) -> float | None:
     static = record.channels.get("static")
-    return float(static.raw) if static is not None and static.counts else 0.0
+    return float(static.raw) if static is not None and static.counts else None
 
 
 RANKINGS: dict[str, Ranking] = {
     "judge": Ranking(channels=("static",), score=_judge_total),  # the paper: the judge on each rendering
-    "reward": Ranking(channels=None, score=lambda record: record.reward or 0.0),  # ours: Eq. 1
+    "reward": Ranking(channels=None, score=lambda record: record.reward),  # ours: Eq. 1
 }
 
 
@@ -271,10 +273,11 @@ async def _keep(config: WebDataConfig, selected: Stage, answers: Stage, kept: St
                 async with slots:
                     record = (await pipeline.score(task_of(row), answer["answer"])).record
                 execution = record.channels.get("execution")
+                score = ranking.score(record)
                 usable = (record.status == "ok" and record.rendering is not None
-                          and record.rendering.get("status") == "ok"
+                          and record.rendering.get("status") == "ok" and score is not None
                           and (not config.require_lint or (execution is not None and execution.raw == 1)))
-                candidates.append((usable, ranking.score(record), answer["teacher"], answer["answer"]))
+                candidates.append((usable, score, answer["teacher"], answer["answer"]))
             best = max((c for c in candidates if c[0]), key=lambda c: c[1], default=None)
             scored.add([{"id": row["id"], "scored": [[c[2], c[1], c[0]] for c in candidates],
                          "kept": best[2] if best else None}])

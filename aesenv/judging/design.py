@@ -19,10 +19,10 @@ Aesthetics and structure are scaled by a presence factor: a near-empty page has 
 well-designed about, so it cannot collect points for avoiding mistakes.
 
 Version 2 reads what version 1 could not, measured on real model output: text in any script
-(`judges.copy`), content requested but only named, form-letter copy (which lowers the ceiling:
+(`judging.copy`), content requested but only named, form-letter copy (which lowers the ceiling:
 sameness cannot reach the band bespoke work reaches), canvas and WebGL scenes from their pixels
 where the DOM sees one `<canvas>`, empty charts, garish palettes and hue clashes
-(`judges.pixels`), novelty faces, and the page's own uncaught errors.
+(`judging.pixels`), novelty faces, and the page's own uncaught errors.
 """
 
 from __future__ import annotations
