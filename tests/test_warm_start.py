@@ -11,16 +11,14 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("verl")
+from hydra import compose, initialize_config_dir
 
-from hydra import compose, initialize_config_dir  # noqa: E402
-
-from aesenv.envs import make_core  # noqa: E402
-from aesenv.envs.tools import parse_text_action  # noqa: E402
-from aesenv.tasks import Task  # noqa: E402
-from train.reward import close_pipelines, compute_score, pipeline_config, shared_pipeline  # noqa: E402
-from train.smoke import SHAPES, build_rows  # noqa: E402
-from train.warm_start import CLEAN_PAGE, CONTRASTS, UNLINTED_PAGE  # noqa: E402
+from aesenv.envs import make_core
+from aesenv.envs.tools import parse_text_action
+from aesenv.tasks import Task
+from train.reward import close_pipelines, compute_score, pipeline_config, shared_pipeline
+from train.smoke import SHAPES, build_rows
+from train.warm_start import CLEAN_PAGE, CONTRASTS, UNLINTED_PAGE
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "train" / "config"
 
@@ -76,6 +74,7 @@ async def test_the_refine_shapes_episode_pays_the_page_the_paid_turn_writes_more
     contrast = CONTRASTS[shape.contrast]
     assert parse_text_action(contrast.paid) == {"name": "write_file", "arguments": {"path": "index.html", "content": CLEAN_PAGE}}
     assert parse_text_action(contrast.unpaid)["arguments"]["content"] == UNLINTED_PAGE
+    assert parse_text_action(contrast.then) == {"name": "submit", "arguments": {}}
     row = first_row(rows[name])
     task = Task.model_validate(json.loads(row["extra_info"]["task"]))
     pipeline = await shared_pipeline(pipeline_config(**reward_options(shape.config)))
@@ -86,7 +85,7 @@ async def test_the_refine_shapes_episode_pays_the_page_the_paid_turn_writes_more
             await env.reset(task=task)
             _, _, done, _, _ = await env.step(turn)
             assert not done
-            _, reward, done, _, _ = await env.step({"name": "submit", "arguments": {}})
+            _, reward, done, _, _ = await env.step(contrast.then)
             assert done
             rewards.append(reward)
         finally:

@@ -3,7 +3,10 @@ veRL's rollout-replica interface (`actor_rollout_ref.rollout.name=aes_hf`, regis
 train.plugin). vLLM's CPU build needs a newer transformers than veRL allows, so it cannot live
 in the trainer's processes; this engine is what lets `python -m train.smoke` sample from the
 policy being trained on a machine without a GPU. Not for real training: it generates one
-request at a time.
+request at a time. A vision-language policy (a folder whose config has a `vision_config`, e.g. the
+smoke's tiny Qwen2-VL) generates from its pictures: the agent loop hands the prompt ids with each
+picture's placeholder tokens already widened, and the pictures themselves; the folder's image
+processor turns these into the `pixel_values` and grid the model reads.
 
 Three parts, the same split as veRL's vLLM engine:
 - `HFServer`, a Ray actor holding a copy of the policy: token-in/token-out `generate` as veRL's
@@ -30,6 +33,9 @@ from verl.workers.rollout.replica import RolloutReplica, TokenOutput
 logger = logging.getLogger(__name__)
 
 
+PICTURED_REQUEST = "aes_hf pictured request"
+
+
 def server_actor_name(replica_rank: int) -> str:
     return f"aes_hf_server_{replica_rank}"
 
@@ -47,12 +53,27 @@ class HFServer:
 
     def __init__(self, model_path: str, prompt_length: int, response_length: int, replica_rank: int,
                  trust_remote_code: bool = False, threads: int = 1) -> None:
-        from transformers import AutoModelForCausalLM
+        from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForImageTextToText
+        # from its module: without torchvision the top-level name is transformers' placeholder
+        from transformers.models.auto.image_processing_auto import AutoImageProcessor
 
         torch.set_num_threads(max(1, threads))
-        self.model = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.float32,
-                                                          trust_remote_code=trust_remote_code)
+        config = AutoConfig.from_pretrained(model_path, trust_remote_code=trust_remote_code)
+        self.vision = getattr(config, "vision_config", None) is not None
+        loader = AutoModelForImageTextToText if self.vision else AutoModelForCausalLM
+        self.model = loader.from_pretrained(model_path, dtype=torch.float32, trust_remote_code=trust_remote_code)
         self.model.eval()
+        text_config = self.model.config.get_text_config()  # a VL config keeps its token ids there
+        self.pad_token_id, self.eos_token_id = text_config.pad_token_id, text_config.eos_token_id
+        # the picture half of the policy's processor (the text half is the agent loop's)
+        self.image_processor = (AutoImageProcessor.from_pretrained(model_path, trust_remote_code=trust_remote_code)
+                                if self.vision else None)
+        # Never sampled: veRL's agent loop gives these tokens picture positions (mm_token_type_ids,
+        # the 3-D rope index) and its actor scatters picture features into them, so a response
+        # holding one has no picture behind it and fails both. A trained VL model does not write
+        # them; a random tiny one, over a 400-token vocabulary, writes one in most answers.
+        self.placeholders = sorted({getattr(config, key, None) for key in (
+            "image_token_id", "video_token_id", "vision_start_token_id", "vision_end_token_id")} - {None})
         self.prompt_length = prompt_length
         self.response_length = response_length
         self.replica_rank = replica_rank
@@ -75,14 +96,30 @@ class HFServer:
             self.weight_updates += 1
         return len(state)
 
+    def _pictures(self, prompt_ids: list[int], images: list[Any]) -> dict[str, torch.Tensor]:
+        """The model inputs for a prompt's pictures, checked against the placeholders the prompt
+        holds (a mismatch would make the model place picture features at the wrong tokens)."""
+        if self.image_processor is None:
+            raise NotImplementedError("this policy has no vision tower: the aes_hf rollout cannot show it pictures")
+        pictures = self.image_processor(images=list(images), return_tensors="pt")
+        inputs = {key: pictures[key] for key in ("pixel_values", "image_grid_thw")}
+        merge = int(getattr(self.image_processor, "merge_size", 1)) ** 2
+        expected = int(inputs["image_grid_thw"].prod(dim=-1).sum()) // merge
+        placed = sum(1 for token in prompt_ids if token == self.model.config.image_token_id)
+        if placed != expected:
+            raise ValueError(f"the prompt holds {placed} image tokens, its {len(images)} picture(s) make {expected}")
+        # one line per pictured request in the trainer's log (train.smoke counts them)
+        print(f"{PICTURED_REQUEST}: {len(images)} picture(s), {placed} image tokens, {len(prompt_ids)} prompt tokens",
+              flush=True)
+        return inputs
+
     def _sample(self, prompt_ids: list[int], sampling: dict[str, Any], max_tokens: int,
-                want_logprobs: bool) -> tuple[list[int], Optional[list[float]], str]:
+                want_logprobs: bool, images: Optional[list[Any]] = None) -> tuple[list[int], Optional[list[float]], str]:
         temperature = float(sampling.get("temperature", 1.0))
         greedy = temperature <= 0 or sampling.get("top_k") == 1
         options: dict[str, Any] = {"max_new_tokens": max_tokens, "do_sample": not greedy,
                                    "return_dict_in_generate": True, "output_logits": want_logprobs,
-                                   "pad_token_id": self.model.config.pad_token_id,
-                                   "eos_token_id": self.model.config.eos_token_id}
+                                   "pad_token_id": self.pad_token_id, "eos_token_id": self.eos_token_id}
         if not greedy:
             options["temperature"] = temperature
             top_p = sampling.get("top_p")
@@ -94,10 +131,14 @@ class HFServer:
         if repetition is not None and float(repetition) != 1.0:
             options["repetition_penalty"] = float(repetition)
         inputs = torch.tensor([prompt_ids], dtype=torch.long)
+        if images:
+            options.update(self._pictures(prompt_ids, images))
+        if self.placeholders:
+            options["suppress_tokens"] = self.placeholders
         with torch.no_grad():
             out = self.model.generate(input_ids=inputs, attention_mask=torch.ones_like(inputs), **options)
         tokens = out.sequences[0, len(prompt_ids):].tolist()
-        eos = self.model.config.eos_token_id
+        eos = self.eos_token_id
         eos_ids = set(eos if isinstance(eos, list) else [eos])
         finish = "completed"
         if tokens and tokens[-1] in eos_ids:
@@ -113,8 +154,8 @@ class HFServer:
     async def generate(self, prompt_ids: list[int], sampling_params: dict[str, Any], request_id: str,
                        image_data: Optional[list[Any]] = None, video_data: Optional[list[Any]] = None,
                        **kwargs: Any) -> TokenOutput:
-        if image_data or video_data:
-            raise NotImplementedError("the aes_hf rollout serves text-only policies")
+        if video_data:
+            raise NotImplementedError("the aes_hf rollout serves text and image prompts, not videos")
         prompt_ids = list(prompt_ids)
         sampling = dict(sampling_params)
         room = self.prompt_length + self.response_length - len(prompt_ids)
@@ -126,7 +167,7 @@ class HFServer:
         want_logprobs = bool(sampling.pop("logprobs", False))
         async with self._lock:
             tokens, log_probs, finish = await asyncio.to_thread(self._sample, prompt_ids, sampling, max_tokens,
-                                                                want_logprobs)
+                                                                want_logprobs, image_data)
         return TokenOutput(token_ids=tokens, log_probs=log_probs, stop_reason=finish,
                            extra_fields={"global_steps": self.global_steps})
 

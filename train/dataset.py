@@ -17,19 +17,34 @@ agent loops' image handling (`dataset_cls.process_multi_modal_info`) both go thr
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any
 
 from PIL import Image
 from verl.utils.dataset.rl_dataset import RLHFDataset
 
 
+_VISION_UTILS_LOCK = threading.Lock()
+_vision_utils: bool | None = None
+
+
 def vision_utils_importable() -> bool:
-    """Whether veRL's own image path (`qwen_vl_utils`, which needs torchvision) can run here."""
-    try:
-        import qwen_vl_utils  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """Whether veRL's own image path (`qwen_vl_utils`, which needs torchvision) can run here.
+
+    Answered once, under a lock: veRL's agent loop processes several rows' pictures at once in
+    executor threads, and a second thread importing `qwen_vl_utils` while the first is still
+    failing on torchvision can be handed the half-imported module (and send its row to veRL's
+    path, which then fails on `from qwen_vl_utils import process_vision_info`)."""
+    global _vision_utils
+    with _VISION_UTILS_LOCK:
+        if _vision_utils is None:
+            try:
+                from qwen_vl_utils import process_vision_info  # noqa: F401
+            except ImportError:
+                _vision_utils = False
+            else:
+                _vision_utils = True
+        return _vision_utils
 
 
 def pictures(messages: list[dict[str, Any]]) -> list[Image.Image] | None:

@@ -21,6 +21,10 @@ Ray workers included): registers aesenv's advantage estimators and agent loop.
   trainer takes real steps on a machine without a GPU (`python -m train.smoke`). Both are
   registered through veRL's own registries (its platform registry, its rollout replica registry
   and the table `get_rollout_class` reads) and are chosen only by name: GPU runs never see them.
+- Qwen2-VL policies (train.qwen2_vl): where torchvision cannot be imported, `AutoProcessor` maps
+  Qwen2VLConfig to an image-only processor, so veRL's `hf_processor` loads the smoke's tiny VL
+  policy instead of warning and handing the trainer none; and veRL's Qwen2-VL forward takes a
+  micro-batch without pictures under transformers 5 (its dummy-picture branch, unpacked).
 """
 
 from __future__ import annotations
@@ -107,6 +111,9 @@ def register() -> None:
         core_algos.ADV_ESTIMATOR_REGISTRY["gdpo"] = masked_gdpo_slot(current)
     import train.agent_loop  # noqa: F401 - registers the `aesenv_refine` agent loop
     _register_cpu_training()
+    from train import qwen2_vl
+
+    qwen2_vl.register()
 
 
 register()

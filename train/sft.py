@@ -36,8 +36,9 @@ def model_class(folder: Path) -> Any:
 def train_answers(model: Path, examples: list[dict[str, list[int]]], out: Path, *, lr: float,
                   epochs: float = 1, max_steps: int = -1, batch: int = 2, schedule: str = "cosine",
                   seed: int = 0) -> dict[str, Any]:
-    """Fine-tune `model` on `examples` (from `answer_examples`) and save it, with its tokenizer and
-    any processor files, in `out`. Returns steps, first and last logged loss, and seconds."""
+    """Fine-tune `model` on `examples` (from `answer_examples`) and save it in `out`, beside copies
+    of the folder's other files (tokenizer, chat template, a VL model's processor). Returns steps,
+    first and last logged loss, and seconds."""
     import shutil
 
     import torch
@@ -60,11 +61,11 @@ def train_answers(model: Path, examples: list[dict[str, list[int]]], out: Path, 
     trained = model_class(model).from_pretrained(model, dtype=torch.float32)
     trainer = Trainer(model=trained, args=args, train_dataset=examples, data_collator=collate)
     result = trainer.train()
+    out.mkdir(parents=True, exist_ok=True)
+    for file in model.iterdir():  # tokenizer, chat template, a VL model's processor: as they were saved
+        if file.is_file() and "safetensors" not in file.name and file.name not in ("config.json", "generation_config.json"):
+            shutil.copy(file, out / file.name)
     trainer.save_model(str(out))
-    tokenizer.save_pretrained(out)
-    for extra in ("preprocessor_config.json", "processor_config.json", "video_preprocessor_config.json"):
-        if (model / extra).exists():  # a VL model's processor travels with it
-            shutil.copy(model / extra, out / extra)
     shutil.rmtree(out / "trainer", ignore_errors=True)
     losses = [e["loss"] for e in trainer.state.log_history if "loss" in e]
     return {"steps": result.global_step, "first_loss": losses[0] if losses else None,

@@ -49,6 +49,7 @@ class Shape:
     agent_loop: str | None = None  # a shipped agent-loop file (train/config/agent_loops/NAME.yaml)
     response_length: int = 32
     prompt_length: int = 512
+    model: str = "text"  # the tiny policy (train.tiny_models): "text" (Qwen2) or "vl" (Qwen2-VL, for rows with pictures)
     contrast: str = "gate"  # what the warm start teaches it to vary in (train.warm_start.CONTRASTS)
 
 
@@ -58,25 +59,28 @@ SHAPES: dict[str, Shape] = {
     # The refine agent loop with WebCoder's context management and segment credit (aes_segment_grpo,
     # v1 trainer) on web refine episodes; its agent-loop file is shrunk to the smoke's lengths.
     "grpo_webcoder_project": Shape(config="grpo_webcoder_project", tasks="builtin:web", multi_turn=True,
-                                   agent_loop="webcoder_project", response_length=320,
+                                   agent_loop="webcoder_project", response_length=320, prompt_length=3072,
                                    contrast="refine_gate"),
     # AesCode's GDPO over its channels (legacy trainer: veRL hands channel values only to "gdpo"
-    # there). Its rows carry reference pictures for a VL policy; no VL model can be built here
-    # (transformers' Qwen2-VL processor loads a video processor that needs torchvision, and the
-    # only torchvision here is a CUDA build that does not load against the CPU torch), so the
-    # text policy reads the rows without their pictures (`data.image_key` names no column).
+    # there), on its rows with their reference pictures: the tiny Qwen2-VL reads each one as at
+    # most 64 image tokens (train.tiny_models.SMOKE_VL_PIXELS). The rows in file order, whose first
+    # four are one text-only and three pictured: both steps train on pictures, the first on a mix.
     "gdpo_aescode": Shape(config="gdpo_aescode", tasks="builtin:aescode", prompt_length=1152, response_length=160,
-                          contrast="boundary",
-                          overrides=("data.image_key=no_pictures_for_a_text_policy",)),
+                          model="vl", contrast="boundary", overrides=("data.shuffle=false",)),
 }
 
 # The agent loop's lengths at smoke size (the loop's own keys; see train/config/agent_loops/).
-SMOKE_AGENT_LOOP = {"max_samples": 2, "sample_cap": None,
+# The window and threshold count the context's prompt too: the env's first turn (its system prompt
+# lists the tools) is about 2,900 tokens of the tiny tokenizer, so a threshold below that would ask
+# for a handover note after every turn. At these sizes an episode (write, then submit) stays in one
+# context; compaction and multi-context segment credit are exercised with the same loop by
+# tests/test_train_verl.py::test_a_compacting_rollout_returns_samples_that_train_each_turn_once.
+SMOKE_AGENT_LOOP = {"max_samples": 2, "sample_cap": None, "rollout_window": 4096,
                     "budget": {"max_turns": 3, "max_wall_s": 600, "run_timeout_s": 30},
-                    "context": {"compact_at_tokens": 256, "keep_recent_turns": 1, "fold_after": 2, "summary_words": 20}}
+                    "context": {"compact_at_tokens": 3584, "keep_recent_turns": 1, "fold_after": 2, "summary_words": 20}}
 
 
-def shrunk_agent_loop(name: str, response_length: int, out: Path) -> Path:
+def shrunk_agent_loop(name: str, out: Path) -> Path:
     """A copy of a shipped agent-loop file with only its lengths and budgets set to the smoke's."""
     import yaml
 
@@ -85,8 +89,6 @@ def shrunk_agent_loop(name: str, response_length: int, out: Path) -> Path:
         for key, value in SMOKE_AGENT_LOOP.items():
             if key in entry:
                 entry[key] = {**entry[key], **value} if isinstance(value, dict) else value
-        if "rollout_window" in entry:
-            entry["rollout_window"] = response_length
     out.write_text(yaml.safe_dump(entries))
     return out
 
@@ -132,32 +134,70 @@ def cpu_overrides(run_dir: Path, steps: int, *, group: int, batch: int, response
     ]
 
 
-def build_tiny_model(path: Path) -> Path:
-    """The tests' tiny Qwen2 and byte-level tokenizer (tests/support/tiny_models.py), built here."""
+def build_tiny_model(path: Path, kind: str = "text") -> Path:
+    """A tiny policy of `kind` (train.tiny_models: "text" a Qwen2, "vl" a Qwen2-VL), built here once."""
     if (path / "config.json").exists():
         return path
-    sys.path.insert(0, str(REPO / "tests" / "support"))
-    try:
-        import tiny_models
-    finally:
-        sys.path.pop(0)
+    from train import tiny_models
+
+    builders = {"text": tiny_models.build_text, "vl": tiny_models.build_vl}
+    if kind not in builders:
+        raise ValueError(f"unknown tiny model {kind!r}; models: {sorted(builders)}")
     path.mkdir(parents=True, exist_ok=True)
-    tiny_models.build_text(path)
+    builders[kind](path)
     return path
 
 
+def warm_conversations(shape: Shape, contrast: Any, data: Path, count: int
+                       ) -> tuple[list[tuple[list[dict[str, Any]], str]], list[dict] | None]:
+    """What the warm start teaches, as (messages, answer) pairs rendered as the policy sees them at
+    rollout, and the tools passed with them. A single-turn shape: both answers after each of the
+    first `count` rows' prompts. The refine loop: both first turns after the env's own first turn
+    (its system prompt, the task, its tools, as `train.agent_loop` builds them), then what the loop
+    asks next: after the env's answer to it, `contrast.then` (submit). A later turn that wrote
+    another page would replace the one the contrast is about."""
+    import asyncio
+
+    import pandas as pd
+
+    rows = pd.read_parquet(data / "train.parquet").to_dict("records")[:count]
+    answers = (contrast.paid, contrast.unpaid)
+    if not shape.multi_turn:
+        return [(list(row["prompt"]), answer) for row in rows for answer in answers], None
+    from aesenv.envs import make_core
+    from aesenv.tasks import Task
+    from train.agent_loop import for_policy
+
+    async def episodes() -> tuple[list[tuple[list[dict[str, Any]], str]], list[dict] | None]:
+        conversations: list[tuple[list[dict[str, Any]], str]] = []
+        tools = None
+        for row in rows:
+            task = Task.model_validate(json.loads(row["extra_info"]["task"]))
+            for answer in answers:
+                env = make_core(row["extra_info"]["env_id"], [task])
+                try:
+                    messages, _ = await env.reset(task=task)
+                    tools = list(env.tools)
+                    prompt = [for_policy(m, False)[0] for m in messages]
+                    observation, *_ = await env.step(answer)
+                finally:
+                    await env.close()
+                after = [*prompt, {"role": "assistant", "content": answer}, *(for_policy(m, False)[0] for m in observation)]
+                conversations += [(prompt, answer), (after, contrast.then)]
+        return conversations, tools
+
+    return asyncio.run(episodes())
+
+
 def warm_model(shape: Shape, model: Path, data: Path, out: Path) -> tuple[Path, dict[str, Any]]:
-    """The tiny model taught the shape's two answers (train.warm_start), once per contrast and model."""
+    """The tiny model taught the shape's two answers (train.warm_start) after its first training
+    prompts, once per contrast and model."""
     from train.warm_start import CONTRASTS, warm_start
 
-    tools = None
-    if shape.multi_turn:  # the refine loop's first prompt carries the env's tools
-        from aesenv.envs.refine import REFINE_TOOLSET
-        from aesenv.envs.tools import tool_schemas
-
-        tools = tool_schemas(REFINE_TOOLSET.specs)
+    contrast = CONTRASTS[shape.contrast]
     folder = out / f"warm_{model.name}_{shape.contrast}"
-    return folder, warm_start(model, data, folder, CONTRASTS[shape.contrast], tools=tools)
+    conversations, tools = warm_conversations(shape, contrast, data, 2 if shape.multi_turn else 12)
+    return folder, warm_start(model, conversations, folder, contrast, tools=tools)
 
 
 def build_rows(tasks: str, out: Path, multi_turn: bool) -> Path:
@@ -220,6 +260,15 @@ def _change_norm(before: dict[str, Any], after: dict[str, Any]) -> float:
     return math.sqrt(total) if torch.isfinite(torch.tensor(total)) else math.nan
 
 
+def _loaded_state(folder: Path) -> dict[str, Any]:
+    """The weights of an HF folder under the model's own parameter names, as transformers loads it."""
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForImageTextToText
+
+    vision = getattr(AutoConfig.from_pretrained(folder), "vision_config", None) is not None
+    model = (AutoModelForImageTextToText if vision else AutoModelForCausalLM).from_pretrained(folder, dtype="auto")
+    return dict(model.state_dict())
+
+
 def _fsdp_shard_matches_export(actor_dir: Path, exported: dict[str, Any]) -> dict[str, Any]:
     """Reload veRL's FSDP model shard and compare it with the HF weights exported from the same
     trained model: the checkpoint a resume would load holds the weights that were trained."""
@@ -227,6 +276,8 @@ def _fsdp_shard_matches_export(actor_dir: Path, exported: dict[str, Any]) -> dic
 
     shard = torch.load(actor_dir / "model_world_size_1_rank_0.pt", map_location="cpu", weights_only=False)
     tensors = {name: (t.full_tensor() if hasattr(t, "full_tensor") else t) for name, t in shard.items()}
+    if not set(tensors) & set(exported):  # transformers saves some models (Qwen2-VL) under older names
+        exported = _loaded_state(actor_dir / "huggingface")
     compared = [n for n in exported if n in tensors]
     mismatched = [n for n in compared if not torch.equal(tensors[n].to(exported[n].dtype), exported[n])]
     return {"tensors_compared": len(compared), "mismatched": mismatched[:5],
@@ -248,11 +299,13 @@ def run_shape(name: str, out: Path, *, steps: int = 2, group: int = 4, batch: in
     run_dir.mkdir(parents=True, exist_ok=True)
     data = build_rows(shape.tasks, out.resolve() / ("rows_multi_turn" if shape.multi_turn else "rows") / shape.tasks.replace(":", "_"),
                       shape.multi_turn)
-    model, warm = warm_model(shape, build_tiny_model(out.resolve() / "tiny_model"), data, out.resolve())
+    tiny = build_tiny_model(out.resolve() / ("tiny_model" if shape.model == "text" else f"tiny_model_{shape.model}"),
+                            shape.model)
+    model, warm = warm_model(shape, tiny, data, out.resolve())
     base = cpu_overrides(run_dir, steps, group=group, batch=batch, response_length=response_length,
                          prompt_length=prompt_length) + list(shape.overrides) + list(overrides)
     if shape.agent_loop:
-        loops = shrunk_agent_loop(shape.agent_loop, response_length, run_dir / "agent_loops.yaml")
+        loops = shrunk_agent_loop(shape.agent_loop, run_dir / "agent_loops.yaml")
         base += [f"actor_rollout_ref.rollout.agent.agent_loop_config_path={loops}",
                  f"actor_rollout_ref.rollout.max_model_len={prompt_length + response_length}"]
     started = time.monotonic()
@@ -281,6 +334,12 @@ def run_shape(name: str, out: Path, *, steps: int = 2, group: int = 4, batch: in
         "aes_metrics": {k: v for k, v in last.items() if "aes_" in k},
         "last_step_metrics": last,
     }
+    if shape.model == "vl":
+        from train.cpu_rollout import PICTURED_REQUEST
+        from train.tiny_models import image_tokens_per_row
+
+        summary["image_tokens_per_row"] = image_tokens_per_row(model, data / "train.parquet")
+        summary["pictured_rollouts"] = (run_dir / "train.log").read_text(errors="replace").count(PICTURED_REQUEST)
     if resume:
         started = time.monotonic()
         resumed = launch(shape, model, data, run_dir,

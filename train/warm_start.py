@@ -41,13 +41,18 @@ def written(page: str) -> str:
     return f'<tool_call name="write_file"><path>index.html</path><content>{page}</content></tool_call>'
 
 
+SUBMIT = '<tool_call name="submit"></tool_call>'
+
+
 @dataclass(frozen=True)
 class Contrast:
-    """The two answers a shape's warm start teaches, and what tells them apart to the reward."""
+    """The two answers a shape's warm start teaches, what tells them apart to the reward, and, for
+    a multi-turn loop, the turn taught after either (so that no later turn replaces it)."""
 
     paid: str
     unpaid: str
     differs_in: str
+    then: str | None = None
 
 
 CONTRASTS: dict[str, Contrast] = {
@@ -56,39 +61,36 @@ CONTRASTS: dict[str, Contrast] = {
     "boundary": Contrast(fenced(CLEAN_PAGE), fenced(OVERFLOWING_PAGE),
                          "AesCode's Boundary channel: the unpaid page's heading crosses the artboard's edge"),
     "refine_gate": Contrast(written(CLEAN_PAGE), written(UNLINTED_PAGE),
-                            "the page the first turn writes passes or fails the gate the episode is scored behind"),
+                            "the page the first turn writes passes or fails the gate the episode is scored behind",
+                            then=SUBMIT),
 }
 
 
-def warm_start(model: Path, rows: Path, out: Path, contrast: Contrast, *, tools: list[dict[str, Any]] | None = None,
-               steps: int = 150, lr: float = 1e-2, prompts: int = 12) -> dict[str, Any]:
-    """Teach `model` both answers of `contrast` after each of the first `prompts` training prompts
-    of `rows/train.parquet` (chat template, `tools` as the loop passes them) and save it in `out`.
-    Returns the SFT's numbers and how eight answers sampled from it fall (`sample_split`); a folder
-    already warm-started is reused."""
+def warm_start(model: Path, conversations: list[tuple[list[dict[str, Any]], str]], out: Path, contrast: Contrast, *,
+               tools: list[dict[str, Any]] | None = None, steps: int = 150, lr: float = 1e-2) -> dict[str, Any]:
+    """Teach `model` the (messages, answer) `conversations` (both answers of `contrast` after each
+    prompt, rendered by the chat template with `tools` as the rollout renders them) and save it in
+    `out`. Returns the SFT's numbers and how eight answers sampled after the first prompt fall
+    (`sample_split`); a folder already warm-started is reused."""
     report_path = out / "warm_start.json"
     if report_path.exists() and (out / "config.json").exists():
         return json.loads(report_path.read_text())
-    import pandas as pd
     from transformers import AutoTokenizer
 
     from train.sft import answer_examples, train_answers
 
-    messages = [list(row) for row in pd.read_parquet(rows / "train.parquet")["prompt"][:prompts]]
-    conversations = [(m, answer) for m in messages for answer in (contrast.paid, contrast.unpaid)]
     examples = answer_examples(AutoTokenizer.from_pretrained(model), conversations, tools)
     report = train_answers(model, examples, out, lr=lr, max_steps=steps, batch=4)
-    report.update(differs_in=contrast.differs_in, prompts=len(messages),
-                  sampled=sample_split(out, rows, contrast, tools=tools))
+    report.update(differs_in=contrast.differs_in, conversations=len(conversations),
+                  sampled=sample_split(out, conversations[0][0], contrast, tools=tools))
     report_path.write_text(json.dumps(report, indent=2))
     return report
 
 
-def sample_split(model: Path, rows: Path, contrast: Contrast, *, tools: list[dict[str, Any]] | None = None,
-                 samples: int = 8, seed: int = 0) -> dict[str, int]:
-    """How the warm model's answers to the first training prompt fall, sampled at temperature 1:
-    the paid answer, the unpaid one, or anything else (a check that the groups will differ)."""
-    import pandas as pd
+def sample_split(model: Path, prompt: list[dict[str, Any]], contrast: Contrast, *,
+                 tools: list[dict[str, Any]] | None = None, samples: int = 8, seed: int = 0) -> dict[str, int]:
+    """How the warm model's answers to `prompt` fall, sampled at temperature 1: the paid answer,
+    the unpaid one, or anything else (a check that the groups will differ)."""
     import torch
     from transformers import AutoTokenizer
 
@@ -96,9 +98,8 @@ def sample_split(model: Path, rows: Path, contrast: Contrast, *, tools: list[dic
 
     tokenizer = AutoTokenizer.from_pretrained(model)
     policy = model_class(model).from_pretrained(model, dtype=torch.float32)
-    prompt = tokenizer.apply_chat_template(list(pd.read_parquet(rows / "train.parquet")["prompt"][0]), tools=tools,
-                                           add_generation_prompt=True, tokenize=False)
-    ids = tokenizer(prompt, add_special_tokens=False, return_tensors="pt")["input_ids"]
+    text = tokenizer.apply_chat_template(prompt, tools=tools, add_generation_prompt=True, tokenize=False)
+    ids = tokenizer(text, add_special_tokens=False, return_tensors="pt")["input_ids"]
     width = len(tokenizer(max(contrast.paid, contrast.unpaid, key=len), add_special_tokens=False)["input_ids"]) + 8
     torch.manual_seed(seed)
     out = policy.generate(ids.repeat(samples, 1), do_sample=True, temperature=1.0, top_k=0, top_p=1.0,
