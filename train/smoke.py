@@ -27,6 +27,7 @@ import argparse
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -51,6 +52,11 @@ class Shape:
     prompt_length: int = 512
     model: str = "text"  # the tiny policy (train.tiny_models): "text" (Qwen2) or "vl" (Qwen2-VL, for rows with pictures)
     contrast: str = "gate"  # what the warm start teaches it to vary in (train.warm_start.CONTRASTS)
+    # Train on the first `rows` rows only, in file order (veRL's data.train_max_samples), the rows
+    # the warm start teaches on. A 2-layer model taught on ~3,000-token prompts does not carry the
+    # lesson to a prompt it was not taught: on another task it writes fragments of the taught turn
+    # in no order (measured: the refine shape's rollouts on untaught tasks all failed to parse).
+    rows: int | None = None
 
 
 SHAPES: dict[str, Shape] = {
@@ -60,7 +66,7 @@ SHAPES: dict[str, Shape] = {
     # v1 trainer) on web refine episodes; its agent-loop file is shrunk to the smoke's lengths.
     "grpo_webcoder_project": Shape(config="grpo_webcoder_project", tasks="builtin:web", multi_turn=True,
                                    agent_loop="webcoder_project", response_length=320, prompt_length=3072,
-                                   contrast="refine_gate"),
+                                   contrast="refine_gate", rows=2),
     # AesCode's GDPO over its channels (legacy trainer: veRL hands channel values only to "gdpo"
     # there), on its rows with their reference pictures: the tiny Qwen2-VL reads each one as at
     # most 64 image tokens (train.tiny_models.SMOKE_VL_PIXELS). The rows in file order, whose first
@@ -134,6 +140,18 @@ def cpu_overrides(run_dir: Path, steps: int, *, group: int, batch: int, response
     ]
 
 
+def row_overrides(shape: Shape, steps: int, batch: int) -> list[str]:
+    """For a shape that trains on its first `rows` rows only: those rows in file order, and enough
+    passes over them for every step, the resumed one included (veRL stops at the last epoch even
+    when it has not reached `total_training_steps`)."""
+    if not shape.rows:
+        return []
+    if shape.rows < batch:
+        raise ValueError(f"{shape.config}: {shape.rows} rows cannot fill a batch of {batch}")
+    epochs = math.ceil((steps + 1) * batch / shape.rows)
+    return ["data.shuffle=false", f"data.train_max_samples={shape.rows}", f"trainer.total_epochs={epochs}"]
+
+
 def build_tiny_model(path: Path, kind: str = "text") -> Path:
     """A tiny policy of `kind` (train.tiny_models: "text" a Qwen2, "vl" a Qwen2-VL), built here once."""
     if (path / "config.json").exists():
@@ -196,7 +214,7 @@ def warm_model(shape: Shape, model: Path, data: Path, out: Path) -> tuple[Path, 
 
     contrast = CONTRASTS[shape.contrast]
     folder = out / f"warm_{model.name}_{shape.contrast}"
-    conversations, tools = warm_conversations(shape, contrast, data, 2 if shape.multi_turn else 12)
+    conversations, tools = warm_conversations(shape, contrast, data, shape.rows or 12)
     return folder, warm_start(model, conversations, folder, contrast, tools=tools)
 
 
@@ -304,14 +322,20 @@ def run_shape(name: str, out: Path, *, steps: int = 2, group: int = 4, batch: in
     model, warm = warm_model(shape, tiny, data, out.resolve())
     base = cpu_overrides(run_dir, steps, group=group, batch=batch, response_length=response_length,
                          prompt_length=prompt_length) + list(shape.overrides) + list(overrides)
+    base += row_overrides(shape, steps, batch)
     if shape.agent_loop:
         loops = shrunk_agent_loop(shape.agent_loop, run_dir / "agent_loops.yaml")
         base += [f"actor_rollout_ref.rollout.agent.agent_loop_config_path={loops}",
                  f"actor_rollout_ref.rollout.max_model_len={prompt_length + response_length}"]
+    # a fresh run: an earlier run's checkpoints would be read below as this one's
+    shutil.rmtree(run_dir / "checkpoints", ignore_errors=True)
     started = time.monotonic()
     logged = launch(shape, model, data, run_dir, base + ["trainer.resume_mode=disable"], "train", timeout_s)
     wall_s = time.monotonic() - started
     train_steps = [row for row in logged if any(k.startswith("actor/") for k in row.get("data", {}))]
+    if len(train_steps) != steps:
+        raise RuntimeError(f"{name}: veRL took {len(train_steps)} optimizer step(s), not {steps} "
+                           f"(too few batches in the data?); log {run_dir / 'train.log'}")
     last = logged[-1]["data"] if logged else {}
     for row in logged:  # the validation pass logs at the last step, in its own record
         if row.get("step") == logged[-1].get("step"):
