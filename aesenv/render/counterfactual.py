@@ -365,9 +365,14 @@ async def take_away(cdp: Any, world: World, items: Sequence[Item], size: tuple[i
 
 # --- reading the evidence ------------------------------------------------------------------
 
+# Each 8-bit channel value's linear light, as `_srgb_y` computes it (the same float for every
+# value: a look-up instead of a power per pixel, which was most of judging a large run's contrast).
+_LINEAR = (np.arange(256, dtype=np.float64) / 255.0) ** 2.4
+
+
 def _srgb_y(rgb: np.ndarray) -> np.ndarray:
     """APCA's screen luminance of sRGB colours (..., 3) in 0-255."""
-    c = (rgb.astype(np.float64) / 255.0) ** 2.4
+    c = _LINEAR[rgb] if rgb.dtype == np.uint8 else (rgb.astype(np.float64) / 255.0) ** 2.4
     return 0.2126729 * c[..., 0] + 0.7151522 * c[..., 1] + 0.0721750 * c[..., 2]
 
 
