@@ -5,9 +5,9 @@ gate (−0.1), or scores 0 on every AesCode channel. The group's advantages are 
 moves the weights by AdamW's weight decay alone: no reward reaches the policy. Here the model is
 first taught two answers in equal measure, after each of its first training prompts: one the
 shape's reward pays for and one it pays less for, differing in one thing that reward measures
-(`Contrast`). Sampled at
-temperature 1 it writes each about half the time, so a group of n ties only when all n pick the same
-(2·0.5ⁿ), and the step's policy gradient moves probability toward the paid answer.
+(`Contrast`). Sampled at temperature 1 it writes each about half the time, so a group of n ties
+only when all n pick the same (2·0.5ⁿ), and the step's policy gradient moves probability toward
+the paid answer.
 
 The pages are still rendered, linted and judged by aesenv's pipeline during training: the warm
 start decides what the model tends to write, not what it earns.
