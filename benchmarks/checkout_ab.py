@@ -7,11 +7,14 @@ one warm `Renderer` and one warm offline `RewardPipeline`), and the runner hands
 same page in turn, alternating which goes first (A B, then B A), so load hits both alike.
 
     python -m benchmarks.checkout_ab --before ../old-checkout --after . --out runs/checkout_ab [--rounds 3]
+        [--after-variant floor|off]
 
 Each page of `benchmarks/perf_pages` is rendered (`Renderer.render`, snapshot included) and scored
 (`RewardPipeline.score` with the offline judge: render, lint, interaction probes, judges). Writes
 DIR/checkout_ab.json with per-page and overall medians, the after/before ratios, raw samples and
-the load average at start and end.
+the load average at start and end. `--after-variant` replaces the after checkout's counterfactual
+measure by its least prescribed work (`floor`) or by nothing (`off`): what a cost target can reach
+at all (`benchmarks/counterfactual_floor.py`).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.counterfactual_floor import VARIANTS
 from benchmarks.perf import PAGES_DIR, load_pages, percentile
 
 WAYS = ("render", "score")
@@ -33,12 +37,15 @@ WAYS = ("render", "score")
 # The worker runs inside one checkout: only its public API (Renderer, RewardPipeline, Task), which
 # both sides of a comparison must have. One JSON request per line in, one JSON answer per line out.
 WORKER = r"""
-import asyncio, json, sys, time
+import asyncio, json, os, sys, time
 from aesenv.render import Renderer, RenderConfig
 from aesenv.rewards import PipelineConfig, RewardPipeline
 from aesenv.tasks import Task
 
 TASK = Task(id="perf-page", prompt="Build the page this file shows, complete and polished.", category="Website")
+if os.environ.get("AESENV_AB_VARIANT"):
+    from benchmarks.counterfactual_floor import install
+    install(os.environ["AESENV_AB_VARIANT"])
 
 async def main():
     async with Renderer(RenderConfig()) as renderer, RewardPipeline(PipelineConfig()) as pipeline:
@@ -67,10 +74,13 @@ asyncio.run(main())
 class Worker:
     """One checkout's warm renderer and pipeline in a process of its own."""
 
-    def __init__(self, label: str, checkout: Path) -> None:
+    def __init__(self, label: str, checkout: Path, variant: str | None = None) -> None:
         self.label = label
         self.checkout = checkout
-        env = {**os.environ, "PYTHONPATH": str(checkout)}
+        env = {k: v for k, v in os.environ.items() if k != "AESENV_AB_VARIANT"}
+        env["PYTHONPATH"] = str(checkout)
+        if variant:
+            env["AESENV_AB_VARIANT"] = variant
         self.process = subprocess.Popen([sys.executable, "-c", WORKER], cwd=checkout, env=env, text=True,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         ready = self.process.stdout.readline()
@@ -122,17 +132,19 @@ def summarise(samples: list[dict[str, Any]], pages: list[str]) -> dict[str, Any]
     return out
 
 
-def run(before: Path, after: Path, out_dir: Path, rounds: int, pages: list[str] | None, progress: bool) -> dict:
+def run(before: Path, after: Path, out_dir: Path, rounds: int, pages: list[str] | None, progress: bool,
+        after_variant: str | None = None) -> dict:
     page_set = load_pages(pages)
     out_dir.mkdir(parents=True, exist_ok=True)
     result: dict[str, Any] = {"benchmark": "aesenv.checkout_ab", "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                               "load": {"start": _loadavg()}, "cpus": os.cpu_count(),
                               "checkouts": {"before": str(before.resolve()), "after": str(after.resolve())},
-                              "commits": {}, "rounds": rounds, "pages": [p.name for p in page_set]}
+                              "commits": {}, "rounds": rounds, "pages": [p.name for p in page_set],
+                              "after_variant": after_variant}
     for side, checkout in (("before", before), ("after", after)):
         head = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True, text=True)
         result["commits"][side] = head.stdout.strip() or None
-    workers = {"before": Worker("before", before), "after": Worker("after", after)}
+    workers = {"before": Worker("before", before), "after": Worker("after", after, after_variant)}
     samples: list[dict[str, Any]] = []
     total = rounds * len(page_set) * len(WAYS) * 2
     try:
@@ -170,13 +182,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=Path("runs/checkout_ab"), type=Path)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--pages", default=None, help=f"comma-separated names from {PAGES_DIR.name} (default: all)")
+    ap.add_argument("--after-variant", choices=VARIANTS, default=None,
+                    help="replace the after checkout's counterfactual measure (benchmarks/counterfactual_floor.py): "
+                         "'floor' prices the one capture issue 47 prescribes, 'off' the render without the measure")
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
     if args.rounds < 1:
         ap.error("--rounds must be at least 1")
     result = run(args.before, args.after, args.out, args.rounds,
-                 args.pages.split(",") if args.pages else None, not args.no_progress)
-    print(f"load {result['load']['start']} -> {result['load']['end']} on {result['cpus']} cores")
+                 args.pages.split(",") if args.pages else None, not args.no_progress, args.after_variant)
+    print(f"load {result['load']['start']} -> {result['load']['end']} on {result['cpus']} cores"
+          + (f"; after = its counterfactual variant {args.after_variant!r}" if args.after_variant else ""))
     for way, summary in result["summary"].items():
         totals = summary["sum_of_medians_ms"]
         print(f"{way:<6} sum of page medians: before {totals['before']:.0f} ms, after {totals['after']:.0f} ms, "
