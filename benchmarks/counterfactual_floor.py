@@ -29,9 +29,7 @@ async def _floor(cdp: Any, world: Any, runs: Any, items_meta: Any, paintings: An
                  base: Any, size: tuple[int, int], scale: float) -> Any:
     from aesenv.render import counterfactual as cf
 
-    kinds = {p.item: (items_meta[p.item][0] if isinstance(items_meta, list) and 0 <= p.item < len(items_meta)
-                      and isinstance(items_meta[p.item], list) and items_meta[p.item] else "")
-             for p in paintings}
+    kinds = cf.item_kinds(items_meta, paintings)
     items = cf._items(runs, items_meta, [(p.item, p.box) for p in paintings if kinds[p.item] != "box"])
     groups = cf.plan(items)
     verdicts = cf.Verdicts(notes=["counterfactual floor variant: captured, nothing taken away or credited"])

@@ -4,6 +4,8 @@ measure is back once the variant's block ends."""
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 from aesenv.render import counterfactual as cf
@@ -53,8 +55,7 @@ async def test_off_measures_nothing(renderer, captures):
 async def test_install_keeps_the_variant_for_the_process_as_a_worker_needs(renderer, captures, monkeypatch):
     monkeypatch.setattr(cf, "_measure_frozen", cf._measure_frozen)  # (put back after the test)
     install("off")
-    import gc
-    gc.collect()
+    gc.collect()  # (a dropped context manager's generator would be closed here and undo it)
     off = await renderer.render(PAGE)
     assert captures == [] and off.metrics.visible_text == "", off.metrics.visible_text
 

@@ -686,6 +686,14 @@ class Painting:
     element: int = -1
 
 
+def item_kinds(items_meta: Any, paintings: Iterable[Painting]) -> dict[int, str]:
+    """Each painting's item kind ("text", "element", "box") as the snapshot's item table says,
+    "" where the table says nothing usable (it crossed from the page as data)."""
+    return {p.item: (items_meta[p.item][0] if isinstance(items_meta, list) and 0 <= p.item < len(items_meta)
+                     and isinstance(items_meta[p.item], list) and items_meta[p.item] else "")
+            for p in paintings}
+
+
 async def measure(cdp: Any, world: World, runs: Sequence[Any], items_meta: Any, paintings: Sequence[Painting],
                   parents: Sequence[int], base: np.ndarray, size: tuple[int, int], scale: float) -> Verdicts:
     """Take the snapshot's text and pictures away from the render's capture (`base`) and judge
@@ -701,9 +709,7 @@ async def measure(cdp: Any, world: World, runs: Sequence[Any], items_meta: Any, 
 async def _measure_frozen(cdp: Any, world: World, runs: Sequence[Any], items_meta: Any, paintings: Sequence[Painting],
                           parents: Sequence[int], base: np.ndarray, size: tuple[int, int], scale: float) -> Verdicts:
     verdicts = Verdicts()
-    kinds = {p.item: (items_meta[p.item][0] if isinstance(items_meta, list) and 0 <= p.item < len(items_meta)
-                      and isinstance(items_meta[p.item], list) and items_meta[p.item] else "")
-             for p in paintings}
+    kinds = item_kinds(items_meta, paintings)
     first = [p for p in paintings if kinds[p.item] != "box"]
     items = _items(runs, items_meta, [(p.item, p.box) for p in first])
     # A box no text or picture can share pixels with is taken away in the same captures (its
